@@ -1,0 +1,194 @@
+#include "pool_reference.hpp"
+
+#include <cmath>
+#include <sstream>
+
+#include "../src/backend.hpp"
+
+namespace pg::ref {
+namespace {
+
+int64_t offset(const Problem& p, const int64_t* len, int64_t n, int64_t c, const int64_t* s) {
+  if (p.layout == Layout::channels_first)
+    return (((n * p.c + c) * len[0] + s[0]) * len[1] + s[1]) * len[2] + s[2];
+  return (((n * len[0] + s[0]) * len[1] + s[1]) * len[2] + s[2]) * p.c + c;
+}
+
+struct Tap {
+  int64_t pos[kAxes];
+  int64_t number;  // row-major position inside the window
+};
+
+// The taps of output position o's window that lie inside the input, in row-major order.
+std::vector<Tap> inside_taps(const Problem& p, const int64_t* o) {
+  std::vector<Tap> taps;
+  for (int64_t k0 = 0; k0 < p.kernel[0]; ++k0)
+    for (int64_t k1 = 0; k1 < p.kernel[1]; ++k1)
+      for (int64_t k2 = 0; k2 < p.kernel[2]; ++k2) {
+        const int64_t k[kAxes] = {k0, k1, k2};
+        Tap t;
+        bool inside = true;
+        for (int a = 0; a < kAxes; ++a) {
+          t.pos[a] = o[a] * p.stride[a] - p.pad_begin[a] + k[a] * p.dilation[a];
+          inside = inside && t.pos[a] >= 0 && t.pos[a] < p.in[a];
+        }
+        t.number = (k0 * p.kernel[1] + k1) * p.kernel[2] + k2;
+        if (inside) taps.push_back(t);
+      }
+  return taps;
+}
+
+int64_t encode_index(const Problem& p, int64_t n, int64_t c, const Tap& t) {
+  const int64_t plane = p.in[0] * p.in[1] * p.in[2];
+  switch (p.index_format) {
+    case IndexFormat::plane:
+      return (t.pos[0] * p.in[1] + t.pos[1]) * p.in[2] + t.pos[2];
+    case IndexFormat::global_row:
+      return (n * p.c + c) * plane + (t.pos[0] * p.in[1] + t.pos[1]) * p.in[2] + t.pos[2];
+    case IndexFormat::global_col:
+      return (n * p.c + c) * plane + t.pos[0] + t.pos[1] * p.in[0] + t.pos[2] * p.in[0] * p.in[1];
+    case IndexFormat::window:
+      return t.number;
+  }
+  return kNoTap;
+}
+
+// Calls f(n, c, o, output_offset) for every output element.
+template <class F>
+void for_each_output(const Problem& p, F f) {
+  for (int64_t n = 0; n < p.n; ++n)
+    for (int64_t c = 0; c < p.c; ++c)
+      for (int64_t o0 = 0; o0 < p.out[0]; ++o0)
+        for (int64_t o1 = 0; o1 < p.out[1]; ++o1)
+          for (int64_t o2 = 0; o2 < p.out[2]; ++o2) {
+            const int64_t o[kAxes] = {o0, o1, o2};
+            f(n, c, o, offset(p, p.out, n, c, o));
+          }
+}
+
+// Position in `taps` of the window's maximum under the problem's tie and NaN rules; -1 when
+// the window has no tap inside the input.
+int64_t select_max(const Problem& p, const std::vector<Tap>& taps, const std::vector<double>& x,
+                   int64_t n, int64_t c) {
+  if (taps.empty()) return -1;
+  auto value = [&](size_t i) { return x[offset(p, p.in, n, c, taps[i].pos)]; };
+  size_t best = 0;
+  if (p.nan == NanRule::ignore)
+    while (best + 1 < taps.size() && std::isnan(value(best))) ++best;
+  for (size_t i = best + 1; i < taps.size(); ++i) {
+    const double v = value(i), m = value(best);
+    bool wins;
+    if (std::isnan(v)) wins = p.nan == NanRule::propagate;
+    else wins = p.tie == TieRule::first ? v > m : v >= m;
+    if (wins) best = i;
+  }
+  return static_cast<int64_t>(best);
+}
+
+Gradient empty_gradient(const Problem& p) {
+  const auto n = static_cast<size_t>(p.in_elems());
+  return Gradient{std::vector<double>(n, 0.0), std::vector<double>(n, 0.0), std::vector<int64_t>(n, 0)};
+}
+
+void add_term(Gradient& g, int64_t at, double term) {
+  g.dx[at] += term;
+  g.abs_sum[at] += std::fabs(term);
+  g.terms[at] += 1;
+}
+
+}  // namespace
+
+int64_t avg_divisor(const Problem& p, const int64_t* o) {
+  switch (p.divisor) {
+    case Divisor::full_kernel:
+      return p.kernel[0] * p.kernel[1] * p.kernel[2];
+    case Divisor::exclude_pad:
+      return static_cast<int64_t>(inside_taps(p, o).size());
+    case Divisor::include_pad: {
+      // PyTorch: the window clamped to input + padding, so taps in the ceil-mode overhang
+      // beyond the end padding do not count.
+      int64_t count = 1;
+      for (int a = 0; a < kAxes; ++a) {
+        int64_t axis_count = 0;
+        for (int64_t k = 0; k < p.kernel[a]; ++k) {
+          const int64_t pos = o[a] * p.stride[a] - p.pad_begin[a] + k * p.dilation[a];
+          if (pos < p.in[a] + p.pad_end[a]) ++axis_count;
+        }
+        count *= axis_count;
+      }
+      return count;
+    }
+  }
+  return 0;
+}
+
+Forward forward(const Problem& p, const std::vector<double>& x) {
+  Forward f;
+  f.y.assign(static_cast<size_t>(p.out_elems()), 0.0);
+  if (p.op == Op::max) f.index.assign(f.y.size(), kNoTap);
+  for_each_output(p, [&](int64_t n, int64_t c, const int64_t* o, int64_t out_at) {
+    const std::vector<Tap> taps = inside_taps(p, o);
+    if (p.op == Op::max) {
+      const int64_t best = select_max(p, taps, x, n, c);
+      if (best < 0) {
+        f.y[out_at] = -INFINITY;
+        return;
+      }
+      f.y[out_at] = x[offset(p, p.in, n, c, taps[best].pos)];
+      f.index[out_at] = encode_index(p, n, c, taps[best]);
+    } else {
+      if (taps.empty()) return;  // y stays 0
+      double sum = 0;
+      for (const Tap& t : taps) sum += x[offset(p, p.in, n, c, t.pos)];
+      const int64_t divisor = p.has_divisor_override ? p.divisor_override : avg_divisor(p, o);
+      f.y[out_at] = sum / static_cast<double>(divisor);
+    }
+  });
+  return f;
+}
+
+Gradient backward_avg(const Problem& p, const std::vector<double>& dy) {
+  Gradient g = empty_gradient(p);
+  for_each_output(p, [&](int64_t n, int64_t c, const int64_t* o, int64_t out_at) {
+    const std::vector<Tap> taps = inside_taps(p, o);
+    if (taps.empty()) return;
+    const int64_t divisor = p.has_divisor_override ? p.divisor_override : avg_divisor(p, o);
+    const double term = dy[out_at] / static_cast<double>(divisor);
+    for (const Tap& t : taps) add_term(g, offset(p, p.in, n, c, t.pos), term);
+  });
+  return g;
+}
+
+Gradient backward_max_indices(const Problem& p, const std::vector<double>& dy,
+                              const std::vector<int64_t>& index) {
+  Gradient g = empty_gradient(p);
+  for_each_output(p, [&](int64_t n, int64_t c, const int64_t* o, int64_t out_at) {
+    const std::vector<Tap> taps = inside_taps(p, o);
+    const int64_t stored = index[out_at];
+    if (taps.empty() && stored == kNoTap) return;
+    for (const Tap& t : taps) {
+      if (encode_index(p, n, c, t) == stored) {
+        add_term(g, offset(p, p.in, n, c, t.pos), dy[out_at]);
+        return;
+      }
+    }
+    std::ostringstream e;
+    e << "index " << stored << " at output (n=" << n << ", c=" << c << ", pos=" << o[0] << ","
+      << o[1] << "," << o[2] << ") is not a tap of its window inside the input";
+    throw Error(e.str());
+  });
+  return g;
+}
+
+Gradient backward_max_recompute(const Problem& p, const std::vector<double>& x,
+                                const std::vector<double>& dy) {
+  Gradient g = empty_gradient(p);
+  for_each_output(p, [&](int64_t n, int64_t c, const int64_t* o, int64_t out_at) {
+    const std::vector<Tap> taps = inside_taps(p, o);
+    const int64_t best = select_max(p, taps, x, n, c);
+    if (best >= 0) add_term(g, offset(p, p.in, n, c, taps[best].pos), dy[out_at]);
+  });
+  return g;
+}
+
+}  // namespace pg::ref

@@ -1,0 +1,167 @@
+// The poolgrad command: version, devices, variants, check (the main job), replay.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <iostream>
+#include <map>
+
+#include "../backend.hpp"
+#include "../check_set.hpp"
+#include "../registry.hpp"
+#include "../verify.hpp"
+#include "commands.hpp"
+
+namespace pg {
+namespace {
+
+const char* inputs_name(Inputs i) {
+  switch (i) {
+    case Inputs::dy_only: return "dy";
+    case Inputs::dy_and_indices: return "dy+indices";
+    case Inputs::dy_and_x: return "dy+x";
+  }
+  return "?";
+}
+
+int cmd_devices() {
+  for (auto& b : all_backends()) {
+    const DeviceInfo d = b->info();
+    std::printf("%-6s %s  arch=%s  memory=%.1f GiB  wave=%d  units=%d\n", b->name().c_str(),
+                d.name.c_str(), d.arch.c_str(), static_cast<double>(d.memory_bytes) / (1 << 30),
+                d.wave_size, d.multiprocessors);
+  }
+  std::string why;
+  if (gpu_count(&why) == 0) std::printf("(no GPU: %s)\n", why.c_str());
+  return 0;
+}
+
+int cmd_variants() {
+  if (variants().empty()) std::printf("(no variants registered)\n");
+  for (const Variant& v : variants()) {
+    std::printf("%-28s op=%s reads=%-10s %s backends=%s%s\n", v.name.c_str(), op_name(v.op),
+                inputs_name(v.inputs), v.deterministic ? "deterministic" : "atomic       ",
+                v.gpu_only ? "" : "cpu,", v.launch_gpu ? "gpu" : "(no gpu in this build)");
+  }
+  return 0;
+}
+
+int cmd_check(const std::string& only_variant, bool verbose) {
+  int failures = 0, passes = 0, skips = 0;
+  auto backends = all_backends();
+  std::string why;
+  if (gpu_count(&why) == 0) std::printf("note: GPU backend not checked: %s\n", why.c_str());
+  std::printf("%-30s %-6s %6s %6s %11s\n", "variant", "backend", "pass", "fail", "unsupported");
+  const std::vector<CheckCase> cases = check_set();
+  std::map<size_t, std::shared_ptr<const Expected>> expected;
+  for (const Variant& v : variants()) {
+    if (!only_variant.empty() && v.name != only_variant) continue;
+    for (auto& b : backends) {
+      int pass = 0, fail = 0, unsupported = 0;
+      std::string messages;
+      for (size_t i = 0; i < cases.size(); ++i) {
+        const CheckCase& cc = cases[i];
+        if (cc.problem.op != v.op) continue;
+        if (!v.supports(cc.problem, b->kind()).ok) {
+          ++unsupported;
+          if (verbose) messages += "  unsupported: " + cc.label + ": " + v.supports(cc.problem, b->kind()).why + "\n";
+          continue;
+        }
+        if (!expected[i]) expected[i] = std::make_shared<const Expected>(compute_expected(cc.problem, cc.data));
+        const Outcome o = run_and_verify(*b, v, cc.problem, cc.data, expected[i]);
+        if (o.status == Status::pass) ++pass;
+        else {
+          ++fail;
+          messages += "[" + cc.label + "] " + o.message + "\n";
+        }
+      }
+      std::printf("%-30s %-6s %6d %6d %11d\n", v.name.c_str(), b->name().c_str(), pass, fail, unsupported);
+      if (!messages.empty()) std::printf("%s", messages.c_str());
+      passes += pass;
+      failures += fail;
+      skips += unsupported;
+    }
+  }
+  std::printf("%d passed, %d failed, %d unsupported (%zu cases x %zu variants x %zu backends)\n",
+              passes, failures, skips, cases.size(), variants().size(), backends.size());
+  if (variants().empty()) {
+    std::printf("no variants registered: nothing was checked\n");
+    return 1;
+  }
+  return failures ? 1 : 0;
+}
+
+int cmd_replay(const std::string& problem_text, const std::string& kind, uint64_t seed,
+               const std::string& variant, const std::string& backend_name) {
+  Problem p;
+  std::string error;
+  if (!parse_problem(problem_text, &p, &error)) {
+    std::fprintf(stderr, "poolgrad replay: %s\n", error.c_str());
+    return 2;
+  }
+  DataSpec spec{seed, DataKind::ints};
+  if (!parse_data_kind(kind, &spec.kind)) {
+    std::fprintf(stderr, "poolgrad replay: --data must be ints, special or real, got '%s'\n", kind.c_str());
+    return 2;
+  }
+  const Variant* v = find_variant(variant);
+  if (!v) {
+    std::fprintf(stderr, "poolgrad replay: --variant '%s' is not registered (see poolgrad variants)\n", variant.c_str());
+    return 2;
+  }
+  for (auto& b : all_backends()) {
+    if (b->name() != backend_name) continue;
+    const Outcome o = run_and_verify(*b, *v, p, spec);
+    if (o.status == Status::pass) std::printf("PASS %s on %s\n  problem: %s\n", v->name.c_str(), b->name().c_str(), to_string(p).c_str());
+    else std::printf("%s\n", o.message.c_str());
+    return o.status == Status::pass ? 0 : 1;
+  }
+  std::string why;
+  gpu_count(&why);
+  std::fprintf(stderr, "poolgrad replay: --backend '%s' not available (%s)\n", backend_name.c_str(), why.c_str());
+  return 2;
+}
+
+}  // namespace
+}  // namespace pg
+
+int main(int argc, char** argv) {
+  CLI::App app{"poolgrad: reference-and-fuzz correctness harness for pooling-backward kernels"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("poolgrad ") + POOLGRAD_VERSION);
+
+  app.add_subcommand("devices", "the CPU backend and each GPU found");
+  app.add_subcommand("variants", "every registered kernel variant");
+  auto* check = app.add_subcommand("check", "every variant x the built-in problem set x every backend, against the oracle");
+  std::string only;
+  bool verbose = false;
+  check->add_option("--variant", only, "check only this variant");
+  check->add_flag("-v,--verbose", verbose, "say why each unsupported case is skipped");
+
+  auto* replay = app.add_subcommand("replay", "rerun one case from the line a failure printed");
+  std::string problem_text, kind = "ints", variant, backend = "cpu";
+  uint64_t seed = 1;
+  replay->add_option("--problem", problem_text, "the problem line")->required();
+  replay->add_option("--data", kind, "ints, special or real");
+  replay->add_option("--seed", seed, "data seed");
+  replay->add_option("--variant", variant, "variant name")->required();
+  replay->add_option("--backend", backend, "cpu or gpuN");
+
+  pg::PoolCommandOptions pool_opts;
+  pg::add_pool_commands(app, pool_opts);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  try {
+    if (app.got_subcommand("devices")) return pg::cmd_devices();
+    if (app.got_subcommand("variants")) return pg::cmd_variants();
+    if (app.got_subcommand("check")) return pg::cmd_check(only, verbose);
+    if (app.got_subcommand("replay")) return pg::cmd_replay(problem_text, kind, seed, variant, backend);
+    return pg::run_pool_command(app, pool_opts);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "poolgrad: %s\n", e.what());
+    return 1;
+  }
+}

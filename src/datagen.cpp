@@ -1,0 +1,71 @@
+#include "datagen.hpp"
+
+#include <cmath>
+#include <random>
+
+namespace pg {
+
+const char* data_kind_name(DataKind k) {
+  switch (k) {
+    case DataKind::ints: return "ints";
+    case DataKind::special: return "special";
+    case DataKind::real: return "real";
+  }
+  return "?";
+}
+
+bool parse_data_kind(const std::string& s, DataKind* k) {
+  for (DataKind v : {DataKind::ints, DataKind::special, DataKind::real})
+    if (s == data_kind_name(v)) {
+      *k = v;
+      return true;
+    }
+  return false;
+}
+
+namespace {
+
+// Rounds v to the nearest value of the dtype, so the oracle sees exactly what the kernel reads.
+double representable(DType t, double v) {
+  double out;
+  unsigned char buf[8];
+  store_from_double(t, buf, 0, v);
+  out = load_as_double(t, buf, 0);
+  return out;
+}
+
+}  // namespace
+
+HostData make_data(const Problem& p, const DataSpec& spec) {
+  // mt19937_64's output sequence is fixed by the standard; the mapping below uses only it,
+  // never the library's distributions, whose output differs between implementations.
+  std::mt19937_64 rng(spec.seed);
+  auto below = [&](uint64_t n) { return static_cast<int64_t>(rng() % n); };
+  auto unit = [&] { return static_cast<double>(rng() >> 11) * 0x1.0p-53; };
+
+  HostData d;
+  d.x.resize(static_cast<size_t>(p.in_elems()));
+  d.dy.resize(static_cast<size_t>(p.out_elems()));
+  const int64_t range = 1 + below(6);  // 1..6: small ranges make many ties
+  for (double& v : d.x) {
+    if (spec.kind == DataKind::real) {
+      v = representable(p.dtype, 2 * unit() - 1);
+      continue;
+    }
+    v = static_cast<double>(below(2 * range + 1) - range);
+    if (spec.kind == DataKind::special) {
+      const int64_t roll = below(100);
+      if (roll < 6) v = NAN;
+      else if (roll < 12) v = -INFINITY;
+      else if (roll < 14) v = INFINITY;
+    }
+  }
+  for (double& v : d.dy) {
+    if (spec.kind == DataKind::real) v = representable(p.dtype, 2 * unit() - 1);
+    else v = static_cast<double>(below(17) - 8);
+    if (spec.kind == DataKind::special && below(200) == 0) v = below(2) ? INFINITY : NAN;
+  }
+  return d;
+}
+
+}  // namespace pg

@@ -1,0 +1,34 @@
+// Deterministic test data: the same (problem, DataSpec) gives the same tensors on every
+// machine, so a failure replays from one line.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "problem.hpp"
+
+namespace pg {
+
+enum class DataKind : uint8_t {
+  ints,     // small integers: exact sums, frequent ties in x
+  special,  // small integers with NaN, -inf and +inf sprinkled into x and rarely into dy
+  real,     // uniform reals in [-1, 1), rounded to the dtype
+};
+
+struct DataSpec {
+  uint64_t seed = 1;
+  DataKind kind = DataKind::ints;
+};
+
+const char* data_kind_name(DataKind k);
+bool parse_data_kind(const std::string& s, DataKind* k);
+
+struct HostData {
+  std::vector<double> x;   // in_elems(), values exactly representable in the dtype
+  std::vector<double> dy;  // out_elems()
+};
+
+HostData make_data(const Problem& p, const DataSpec& spec);
+
+}  // namespace pg

@@ -1,0 +1,92 @@
+// The GPU backend, one source for both vendors: nvcc compiles it against CUDA through
+// hip_compat.hpp, hipcc (-x hip) against the HIP runtime.
+#include <string>
+
+#include "backend.hpp"
+#include "gpu_check.hpp"
+
+namespace pg {
+namespace {
+
+class GpuBackend final : public Backend {
+ public:
+  explicit GpuBackend(int device) : device_(device) {
+    PG_HIP_CHECK(hipSetDevice(device_));
+    PG_HIP_CHECK(hipEventCreate(&start_));
+    PG_HIP_CHECK(hipEventCreate(&stop_));
+  }
+  ~GpuBackend() override {
+    hipEventDestroy(start_);
+    hipEventDestroy(stop_);
+  }
+  BackendKind kind() const override { return BackendKind::gpu; }
+  std::string name() const override { return "gpu" + std::to_string(device_); }
+  DeviceInfo info() const override {
+    hipDeviceProp_t prop;
+    PG_HIP_CHECK(hipGetDeviceProperties(&prop, device_));
+    DeviceInfo d;
+    d.name = prop.name;
+#if defined(__HIP__)
+    d.arch = prop.gcnArchName;
+#else
+    d.arch = "sm_" + std::to_string(prop.major) + std::to_string(prop.minor);
+#endif
+    d.memory_bytes = static_cast<int64_t>(prop.totalGlobalMem);
+    d.wave_size = prop.warpSize;
+    d.multiprocessors = prop.multiProcessorCount;
+    d.l2_bytes = prop.l2CacheSize;
+    return d;
+  }
+  void* alloc(size_t bytes) override {
+    void* p = nullptr;
+    PG_HIP_CHECK(hipMalloc(&p, bytes));
+    return p;
+  }
+  void release(void* p) override { PG_HIP_CHECK(hipFree(p)); }
+  void upload(void* dst, const void* src, size_t bytes) override {
+    PG_HIP_CHECK(hipMemcpy(dst, src, bytes, hipMemcpyHostToDevice));
+  }
+  void download(void* dst, const void* src, size_t bytes) override {
+    PG_HIP_CHECK(hipMemcpy(dst, src, bytes, hipMemcpyDeviceToHost));
+  }
+  void copy(void* dst, const void* src, size_t bytes) override {
+    PG_HIP_CHECK(hipMemcpyAsync(dst, src, bytes, hipMemcpyDeviceToDevice, 0));
+  }
+  void synchronize() override { PG_HIP_CHECK(hipDeviceSynchronize()); }
+  void timer_start() override { PG_HIP_CHECK(hipEventRecord(start_, 0)); }
+  double timer_stop_ms() override {
+    PG_HIP_CHECK(hipEventRecord(stop_, 0));
+    PG_HIP_CHECK(hipEventSynchronize(stop_));
+    float ms = 0;
+    PG_HIP_CHECK(hipEventElapsedTime(&ms, start_, stop_));
+    return ms;
+  }
+
+ private:
+  int device_;
+  hipEvent_t start_{}, stop_{};
+};
+
+}  // namespace
+
+int gpu_count(std::string* why_none) {
+  int n = 0;
+  const hipError_t e = hipGetDeviceCount(&n);
+  if (e != hipSuccess) {
+    if (why_none) *why_none = std::string("no usable GPU: ") + hipGetErrorString(e);
+    hipGetLastError();  // clear the sticky error so later calls see a clean state
+    return 0;
+  }
+  if (n == 0 && why_none) *why_none = "no GPU device found";
+  return n;
+}
+
+std::unique_ptr<Backend> make_gpu_backend(int device) { return std::make_unique<GpuBackend>(device); }
+
+#if defined(__HIP__)
+const char* gpu_runtime_name() { return "HIP"; }
+#else
+const char* gpu_runtime_name() { return "CUDA"; }
+#endif
+
+}  // namespace pg

@@ -1,0 +1,24 @@
+// The build without a GPU backend (-Dgpu=none, or gpu=auto with no nvcc found).
+#include "backend.hpp"
+#include "copy.hpp"
+#include "registry.hpp"
+
+namespace pg {
+
+int gpu_count(std::string* why_none) {
+  if (why_none) *why_none = "built without a GPU backend (-Dgpu=none or nvcc not found)";
+  return 0;
+}
+
+std::unique_ptr<Backend> make_gpu_backend(int device) {
+  throw Error("no GPU backend in this build; cannot open gpu" + std::to_string(device));
+}
+
+const char* gpu_runtime_name() { return "none"; }
+
+std::vector<Variant> gpu_variants() { return {}; }
+
+void copy_kernel_gpu(void*, const void*, size_t) { throw Error("no GPU backend in this build"); }
+
+
+}  // namespace pg

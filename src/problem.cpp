@@ -1,0 +1,312 @@
+#include "problem.hpp"
+
+#include <limits>
+#include <map>
+#include <sstream>
+#include <vector>
+
+namespace pg {
+
+const char* op_name(Op op) { return op == Op::max ? "max" : "avg"; }
+
+const char* divisor_name(Divisor d) {
+  switch (d) {
+    case Divisor::include_pad: return "include_pad";
+    case Divisor::full_kernel: return "full_kernel";
+    case Divisor::exclude_pad: return "exclude_pad";
+  }
+  return "?";
+}
+
+const char* index_format_name(IndexFormat f) {
+  switch (f) {
+    case IndexFormat::plane: return "plane";
+    case IndexFormat::global_row: return "global_row";
+    case IndexFormat::global_col: return "global_col";
+    case IndexFormat::window: return "window";
+  }
+  return "?";
+}
+
+const char* index_type_name(IndexType t) {
+  switch (t) {
+    case IndexType::i64: return "i64";
+    case IndexType::i32: return "i32";
+    case IndexType::u8: return "u8";
+  }
+  return "?";
+}
+
+int index_type_size(IndexType t) { return t == IndexType::i64 ? 8 : t == IndexType::i32 ? 4 : 1; }
+
+int64_t pooled_length(int64_t length, int64_t kernel, int64_t stride, int64_t dilation,
+                      int64_t pad_begin, int64_t pad_end, bool ceil_mode) {
+  const int64_t span = length + pad_begin + pad_end - dilation * (kernel - 1) - 1;
+  if (span < 0 || stride < 1) return 0;
+  int64_t out = (ceil_mode ? span + stride - 1 : span) / stride + 1;
+  // The last window must start inside the input or the left padding.
+  if (ceil_mode && (out - 1) * stride >= length + pad_begin) --out;
+  return out;
+}
+
+void finalize(Problem& p) {
+  for (int a = 0; a < kAxes; ++a)
+    p.out[a] = pooled_length(p.in[a], p.kernel[a], p.stride[a], p.dilation[a], p.pad_begin[a],
+                             p.pad_end[a], p.ceil_mode);
+}
+
+namespace {
+
+// Axis names as the user sees them: a 2D problem's axes are H and W.
+const char* axis_name(const Problem& p, int a) {
+  static const char* names[] = {"D", "H", "W"};
+  (void)p;
+  return names[a];
+}
+
+bool mul_overflows(int64_t a, int64_t b, int64_t* out) { return __builtin_mul_overflow(a, b, out); }
+
+std::string fail(const std::string& what) { return what; }
+
+}  // namespace
+
+std::string validate(const Problem& p) {
+  std::ostringstream e;
+  if (p.dims < 1 || p.dims > 3) {
+    e << "dims must be 1, 2 or 3, got " << p.dims;
+    return e.str();
+  }
+  if (p.n < 0) return fail("batch N must be >= 0, got " + std::to_string(p.n));
+  if (p.c < 1) return fail("channels C must be >= 1, got " + std::to_string(p.c));
+  const int first = kAxes - p.dims;
+  for (int a = 0; a < kAxes; ++a) {
+    const bool used = a >= first;
+    const char* ax = axis_name(p, a);
+    if (!used) {
+      if (p.in[a] != 1 || p.kernel[a] != 1 || p.stride[a] != 1 || p.dilation[a] != 1 ||
+          p.pad_begin[a] != 0 || p.pad_end[a] != 0) {
+        e << "axis " << ax << " is not used by a " << p.dims << "D problem but is set";
+        return e.str();
+      }
+      continue;
+    }
+    if (p.in[a] < 1) {
+      e << "input size " << ax << " must be >= 1, got " << p.in[a];
+      return e.str();
+    }
+    if (p.kernel[a] < 1) {
+      e << "kernel_size " << ax << " must be >= 1, got " << p.kernel[a];
+      return e.str();
+    }
+    if (p.stride[a] < 1) {
+      e << "stride " << ax << " must be >= 1 (stride should not be zero), got " << p.stride[a];
+      return e.str();
+    }
+    if (p.dilation[a] < 1) {
+      e << "dilation " << ax << " must be >= 1, got " << p.dilation[a];
+      return e.str();
+    }
+    if (p.pad_begin[a] < 0 || p.pad_end[a] < 0) {
+      e << "padding " << ax << " must be non-negative, got begin " << p.pad_begin[a] << " end "
+        << p.pad_end[a];
+      return e.str();
+    }
+    int64_t span;
+    if (mul_overflows(p.dilation[a], p.kernel[a] - 1, &span)) {
+      e << "dilation " << ax << " x (kernel_size - 1) overflows int64";
+      return e.str();
+    }
+    if (p.pad_limit == PadLimit::half_kernel &&
+        (p.pad_begin[a] > p.kernel[a] / 2 || p.pad_end[a] > p.kernel[a] / 2)) {
+      e << "padding " << ax << " = " << std::max(p.pad_begin[a], p.pad_end[a])
+        << " must be at most half of kernel_size " << p.kernel[a]
+        << " (pad should be smaller than or equal to half of kernel size)";
+      return e.str();
+    }
+    if (p.op == Op::avg && p.dims == 3 && p.avg3d_input_at_least_kernel && p.in[a] < p.kernel[a]) {
+      e << "input size " << ax << " = " << p.in[a] << " is smaller than kernel_size "
+        << p.kernel[a] << " (avg_pool3d input image smaller than kernel size)";
+      return e.str();
+    }
+    const int64_t expect = pooled_length(p.in[a], p.kernel[a], p.stride[a], p.dilation[a],
+                                         p.pad_begin[a], p.pad_end[a], p.ceil_mode);
+    if (expect < 1) {
+      e << "output size " << ax << " = " << expect << " is too small (input " << p.in[a]
+        << ", kernel_size " << p.kernel[a] << ", stride " << p.stride[a] << ", dilation "
+        << p.dilation[a] << ", padding " << p.pad_begin[a] << "," << p.pad_end[a] << ")";
+      return e.str();
+    }
+    if (p.out[a] != expect) {
+      e << "output size " << ax << " is " << p.out[a] << " but the parameters give " << expect
+        << " (call finalize)";
+      return e.str();
+    }
+  }
+  int64_t elems = p.n, outs = p.n;
+  if (mul_overflows(elems, p.c, &elems) || mul_overflows(outs, p.c, &outs))
+    return fail("N x C overflows int64");
+  for (int a = 0; a < kAxes; ++a) {
+    if (mul_overflows(elems, p.in[a], &elems) || mul_overflows(outs, p.out[a], &outs))
+      return fail("element count overflows int64");
+  }
+  int64_t bytes;
+  if (mul_overflows(elems, 8, &bytes) || mul_overflows(outs, 8, &bytes))
+    return fail("tensor size in bytes overflows int64");
+  if (p.has_divisor_override && p.divisor_override == 0)
+    return fail("divisor_override must not be zero (divisor must be not zero)");
+  if (p.op == Op::max) {
+    if (p.index_type == IndexType::u8 && p.index_format != IndexFormat::window)
+      return fail(std::string("index type u8 needs index format window, got ") +
+                  index_format_name(p.index_format));
+    if (p.index_format == IndexFormat::window && p.index_type == IndexType::u8 && p.taps() >= 255) {
+      e << "index type u8 needs a window of fewer than 255 taps, got " << p.taps();
+      return e.str();
+    }
+    if (p.index_type == IndexType::i32) {
+      const int64_t range = p.index_format == IndexFormat::plane    ? p.in_plane()
+                            : p.index_format == IndexFormat::window ? p.taps()
+                                                                    : elems;
+      if (range > std::numeric_limits<int32_t>::max()) {
+        e << "index type i32 cannot address " << range << " positions; use i64";
+        return e.str();
+      }
+    }
+  }
+  return "";
+}
+
+std::string to_string(const Problem& p) {
+  std::ostringstream o;
+  auto axes = [&](const int64_t* v) {
+    std::string s;
+    for (int a = kAxes - p.dims; a < kAxes; ++a) s += (s.empty() ? "" : "x") + std::to_string(v[a]);
+    return s;
+  };
+  o << "op=" << op_name(p.op) << p.dims << "d n=" << p.n << " c=" << p.c << " in=" << axes(p.in)
+    << " k=" << axes(p.kernel) << " s=" << axes(p.stride) << " d=" << axes(p.dilation)
+    << " pb=" << axes(p.pad_begin) << " pe=" << axes(p.pad_end) << " ceil=" << p.ceil_mode;
+  if (p.op == Op::avg) {
+    o << " div=" << divisor_name(p.divisor);
+    if (p.has_divisor_override) o << " override=" << p.divisor_override;
+  } else {
+    o << " tie=" << (p.tie == TieRule::first ? "first" : "last")
+      << " nan=" << (p.nan == NanRule::propagate ? "propagate" : "ignore")
+      << " idx=" << index_format_name(p.index_format) << "/" << index_type_name(p.index_type);
+  }
+  o << " layout=" << (p.layout == Layout::channels_first ? "ncdhw" : "ndhwc")
+    << " dtype=" << dtype_name(p.dtype)
+    << " padlimit=" << (p.pad_limit == PadLimit::half_kernel ? "half" : "none")
+    << " avg3dcheck=" << p.avg3d_input_at_least_kernel;
+  return o.str();
+}
+
+namespace {
+
+bool parse_axes(const std::string& v, int dims, int64_t* out, std::string* error,
+                const std::string& key) {
+  std::vector<int64_t> vals;
+  std::stringstream ss(v);
+  std::string item;
+  while (std::getline(ss, item, 'x')) {
+    try {
+      size_t used = 0;
+      vals.push_back(std::stoll(item, &used));
+      if (used != item.size()) throw std::invalid_argument(item);
+    } catch (...) {
+      *error = key + ": '" + v + "' is not a list of integers like 3x3";
+      return false;
+    }
+  }
+  if (static_cast<int>(vals.size()) != dims) {
+    *error = key + ": '" + v + "' has " + std::to_string(vals.size()) + " values for a " +
+             std::to_string(dims) + "D problem";
+    return false;
+  }
+  for (int i = 0; i < dims; ++i) out[kAxes - dims + i] = vals[i];
+  return true;
+}
+
+template <class E>
+bool parse_enum(const std::string& v, const std::map<std::string, E>& names, E* out,
+                std::string* error, const std::string& key) {
+  auto it = names.find(v);
+  if (it == names.end()) {
+    *error = key + ": unknown value '" + v + "'";
+    return false;
+  }
+  *out = it->second;
+  return true;
+}
+
+}  // namespace
+
+bool parse_problem(const std::string& text, Problem* result, std::string* error) {
+  Problem p;
+  std::map<std::string, std::string> kv;
+  std::stringstream ss(text);
+  std::string tok;
+  while (ss >> tok) {
+    const auto eq = tok.find('=');
+    if (eq == std::string::npos) {
+      *error = "problem: token '" + tok + "' is not key=value";
+      return false;
+    }
+    kv[tok.substr(0, eq)] = tok.substr(eq + 1);
+  }
+  const std::string op = kv.count("op") ? kv["op"] : "";
+  if (op.size() != 5 || (op.rfind("max", 0) != 0 && op.rfind("avg", 0) != 0) || op[4] != 'd' ||
+      op[3] < '1' || op[3] > '3') {
+    *error = "problem: op must be max1d..max3d or avg1d..avg3d, got '" + op + "'";
+    return false;
+  }
+  p.op = op[0] == 'm' ? Op::max : Op::avg;
+  p.dims = op[3] - '0';
+  try {
+    for (auto& [key, value] : kv) {
+      if (key == "op") continue;
+      bool ok = true;
+      if (key == "n") p.n = std::stoll(value);
+      else if (key == "c") p.c = std::stoll(value);
+      else if (key == "in") ok = parse_axes(value, p.dims, p.in, error, key);
+      else if (key == "k") ok = parse_axes(value, p.dims, p.kernel, error, key);
+      else if (key == "s") ok = parse_axes(value, p.dims, p.stride, error, key);
+      else if (key == "d") ok = parse_axes(value, p.dims, p.dilation, error, key);
+      else if (key == "pb") ok = parse_axes(value, p.dims, p.pad_begin, error, key);
+      else if (key == "pe") ok = parse_axes(value, p.dims, p.pad_end, error, key);
+      else if (key == "ceil") p.ceil_mode = value == "1";
+      else if (key == "override") { p.has_divisor_override = true; p.divisor_override = std::stoll(value); }
+      else if (key == "div")
+        ok = parse_enum<Divisor>(value, {{"include_pad", Divisor::include_pad}, {"full_kernel", Divisor::full_kernel}, {"exclude_pad", Divisor::exclude_pad}}, &p.divisor, error, key);
+      else if (key == "tie")
+        ok = parse_enum<TieRule>(value, {{"first", TieRule::first}, {"last", TieRule::last}}, &p.tie, error, key);
+      else if (key == "nan")
+        ok = parse_enum<NanRule>(value, {{"propagate", NanRule::propagate}, {"ignore", NanRule::ignore}}, &p.nan, error, key);
+      else if (key == "idx") {
+        const auto slash = value.find('/');
+        ok = slash != std::string::npos &&
+             parse_enum<IndexFormat>(value.substr(0, slash), {{"plane", IndexFormat::plane}, {"global_row", IndexFormat::global_row}, {"global_col", IndexFormat::global_col}, {"window", IndexFormat::window}}, &p.index_format, error, key) &&
+             parse_enum<IndexType>(value.substr(slash + 1), {{"i64", IndexType::i64}, {"i32", IndexType::i32}, {"u8", IndexType::u8}}, &p.index_type, error, key);
+        if (!ok && error->empty()) *error = "idx: expected FORMAT/TYPE like plane/i64, got '" + value + "'";
+      } else if (key == "layout")
+        ok = parse_enum<Layout>(value, {{"ncdhw", Layout::channels_first}, {"ndhwc", Layout::channels_last}}, &p.layout, error, key);
+      else if (key == "dtype")
+        ok = parse_enum<DType>(value, {{"f16", DType::f16}, {"bf16", DType::bf16}, {"f32", DType::f32}, {"f64", DType::f64}}, &p.dtype, error, key);
+      else if (key == "padlimit")
+        ok = parse_enum<PadLimit>(value, {{"half", PadLimit::half_kernel}, {"none", PadLimit::none}}, &p.pad_limit, error, key);
+      else if (key == "avg3dcheck") p.avg3d_input_at_least_kernel = value == "1";
+      else {
+        *error = "problem: unknown key '" + key + "'";
+        return false;
+      }
+      if (!ok) return false;
+    }
+  } catch (const std::exception&) {
+    *error = "problem: a value is not an integer";
+    return false;
+  }
+  finalize(p);
+  *result = p;
+  return true;
+}
+
+}  // namespace pg

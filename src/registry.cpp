@@ -1,0 +1,36 @@
+#include "registry.hpp"
+
+namespace pg {
+
+Support Variant::supports(const Problem& p, BackendKind backend) const {
+  if (p.op != op) return Support::no(std::string("is a ") + op_name(op) + "-pool variant");
+  if (backend == BackendKind::cpu && gpu_only)
+    return Support::no("GPU only: needs block cooperation the CPU backend does not model");
+  if (backend == BackendKind::gpu && !launch_gpu) return Support::no("not built for the GPU");
+  return supports_problem(p);
+}
+
+void Variant::launch(Backend& b, const Problem& p, const BwdBuffers& buf) const {
+  const LaunchFn& fn = b.kind() == BackendKind::cpu ? launch_cpu : launch_gpu;
+  if (!fn) throw Error("variant " + name + " has no launcher for backend " + b.name());
+  fn(b, p, buf);
+}
+
+const std::vector<Variant>& variants() {
+  static const std::vector<Variant> all = [] {
+    std::vector<Variant> list = cpu_variants();
+    for (const Variant& g : gpu_variants())
+      for (Variant& v : list)
+        if (v.name == g.name) v.launch_gpu = g.launch_gpu;
+    return list;
+  }();
+  return all;
+}
+
+const Variant* find_variant(const std::string& name) {
+  for (const Variant& v : variants())
+    if (v.name == name) return &v;
+  return nullptr;
+}
+
+}  // namespace pg

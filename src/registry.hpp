@@ -1,0 +1,66 @@
+// The variant registry: every kernel variant with its name, what it needs, whether it
+// supports a problem on a backend, and how to launch it there.
+//
+// Variants are listed once, in kernels/variants.hpp. Each backend's translation unit
+// (kernels/instantiate_cpu.cpp, kernels/instantiate_gpu.cu) instantiates that list for its
+// executor; variants() joins them by name.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "backend.hpp"
+#include "problem.hpp"
+
+namespace pg {
+
+// What a backward variant reads besides dy.
+enum class Inputs {
+  dy_only,         // average pooling
+  dy_and_indices,  // max pooling from stored argmax indices
+  dy_and_x,        // max pooling, argmax recomputed from the forward input
+};
+
+struct Support {
+  bool ok = true;
+  std::string why;  // set when !ok: one line, shown by `poolgrad variants` and in reports
+  static Support yes() { return {}; }
+  static Support no(std::string why) { return {false, std::move(why)}; }
+};
+
+// Device pointers of one backward run. Tensors are dense in the problem's layout; indices
+// in the problem's index format and type; workspace is workspace_bytes(problem) long.
+struct BwdBuffers {
+  const void* x = nullptr;
+  const void* dy = nullptr;
+  const void* indices = nullptr;
+  void* dx = nullptr;
+  void* workspace = nullptr;
+};
+
+using LaunchFn = std::function<void(Backend&, const Problem&, const BwdBuffers&)>;
+
+struct Variant {
+  std::string name;  // op.strategy.argmax-source, e.g. max.gather.stored
+  Op op = Op::max;
+  Inputs inputs = Inputs::dy_only;
+  bool deterministic = false;  // bitwise repeatable run to run
+  bool gpu_only = false;       // needs block cooperation; the CPU backend cannot run it
+  std::function<Support(const Problem&)> supports_problem;
+  std::function<size_t(const Problem&)> workspace_bytes;
+  LaunchFn launch_cpu;
+  LaunchFn launch_gpu;  // empty when the build has no GPU backend
+
+  Support supports(const Problem& p, BackendKind backend) const;
+  void launch(Backend& b, const Problem& p, const BwdBuffers& buf) const;
+};
+
+const std::vector<Variant>& variants();
+const Variant* find_variant(const std::string& name);  // nullptr when unknown
+
+// Filled by the backends' translation units.
+std::vector<Variant> cpu_variants();
+std::vector<Variant> gpu_variants();  // name and launch_gpu only
+
+}  // namespace pg
