@@ -1,8 +1,11 @@
 // gtest main shared by every test binary: --backend=cpu (default) or --backend=gpu. With no
 // GPU, a gpu run prints why and exits 77, which Meson reports as skipped.
+// RapidCheck properties run POOLGRAD_FUZZ_CASES cases each (the `long` test setup sets it),
+// else the test's POOLGRAD_FUZZ_DEFAULT, unless RC_PARAMS already sets max_success.
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -23,6 +26,16 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i)
     if (std::strncmp(argv[i], "--backend=", 10) == 0) which = argv[i] + 10;
   ::testing::InitGoogleTest(&argc, argv);
+  // Before RapidCheck's first use: it reads RC_PARAMS once.
+  const char* rc_env = std::getenv("RC_PARAMS");
+  std::string rc_params = rc_env ? rc_env : "";
+  if (rc_params.find("max_success") == std::string::npos) {
+    const char* cases = std::getenv("POOLGRAD_FUZZ_CASES");
+    const char* fallback = std::getenv("POOLGRAD_FUZZ_DEFAULT");
+    rc_params += std::string(rc_params.empty() ? "" : " ") + "max_success=" +
+                 (cases ? cases : fallback ? fallback : "100");
+    setenv("RC_PARAMS", rc_params.c_str(), 1);
+  }
   if (which == "gpu") {
     std::string why;
     if (pg::gpu_count(&why) == 0) {
