@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""Joins a pool_bench JSON report and a pytorch_baseline JSON report (same GPU, same session)
+into a markdown table: variant x row, ms, GB/s, % of the copy ceiling, the winner per row and
+how it compares with PyTorch, against the targets of issues 4 and 5.
+
+Usage: python3 bench/report.py POOL_BENCH.json PYTORCH.json > bench/REPORT.md
+"""
+import json
+import sys
+from collections import defaultdict
+
+TARGET_PCT = 70.0
+GOAL_PCT = 85.0
+
+
+def main():
+    bench = json.load(open(sys.argv[1]))
+    torch = json.load(open(sys.argv[2]))
+    ctx = bench["context"]
+    ceiling = float(ctx["copy_ceiling_GBps"])
+    torch_rows = {r["case"]: r for r in torch["rows"]}
+
+    by_row = defaultdict(list)
+    copies = []
+    errors = []
+    for b in bench["benchmarks"]:
+        if b.get("run_type") == "aggregate":
+            continue
+        name = b["name"].split("/manual_time")[0]
+        if b.get("error_occurred"):
+            errors.append((name, b.get("error_message", "")))
+            continue
+        variant, row = name.split("/", 1)
+        entry = {"variant": variant, "ms": b["real_time"], "gbs": b["GB/s"], "pct": b["pct_copy"]}
+        if variant == "copy":
+            copies.append((row, entry))
+        else:
+            by_row[row].append(entry)
+
+    out = []
+    out.append(f"# Benchmark report: {ctx['device']}, {ctx['date']}\n")
+    out.append(f"Command: `{ctx['command']}`; PyTorch figures: `{torch['command']}` "
+               f"(PyTorch {torch['torch']}, {torch['date']}, same machine and session).\n")
+    out.append(f"Copy ceiling (hipMemcpy device-to-device, read + write): **{ceiling:.0f} GB/s**; "
+               f"PyTorch's own 4 GiB copy in its run: {torch['copy_gbs']:.0f} GB/s.\n")
+    for row, e in copies:
+        out.append(f"- copy `{row}`: {e['ms']:.3f} ms, {e['gbs']:.0f} GB/s, {e['pct']:.1f}% of ceiling")
+    out.append("")
+    out.append("## Winners against PyTorch\n")
+    out.append("| row | best variant | ms | GB/s | % copy | PyTorch ms | speed-up | target |")
+    out.append("|---|---|---:|---:|---:|---:|---:|---|")
+    for row, entries in by_row.items():
+        best = min(entries, key=lambda e: e["ms"])
+        t = torch_rows.get(row)
+        speed = t["ms"] / best["ms"] if t else float("nan")
+        need = 5.0 if ("avgpool" in row and "k3s1p1" in row) else 1.0
+        ok = best["pct"] >= TARGET_PCT and speed > need
+        verdict = ("met" if ok else "MISSED") + (f" (goal {GOAL_PCT:.0f}%: met)" if best["pct"] >= GOAL_PCT else "")
+        out.append(f"| {row} | `{best['variant']}` | {best['ms']:.3f} | {best['gbs']:.0f} | {best['pct']:.1f} | "
+                   f"{t['ms'] if t else float('nan'):.3f} | {speed:.2f}x (need > {need:g}x) | {verdict} |")
+    out.append("")
+    out.append("## Every variant on every row\n")
+    out.append("| row | variant | ms | GB/s (own minimal bytes) | % copy |")
+    out.append("|---|---|---:|---:|---:|")
+    for row, entries in by_row.items():
+        for e in sorted(entries, key=lambda e: e["ms"]):
+            out.append(f"| {row} | `{e['variant']}` | {e['ms']:.3f} | {e['gbs']:.0f} | {e['pct']:.1f} |")
+    if errors:
+        out.append("\n## Not timed (failed verification)\n")
+        for name, msg in errors:
+            out.append(f"- `{name}`: {msg}")
+    print("\n".join(out))
+
+
+if __name__ == "__main__":
+    main()

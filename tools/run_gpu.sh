@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine, from the staged .carry/ (tools/stage_gpu.sh). Writes logs and JSON
+# under $OUT.
+#   tests  the gpu suite: every test binary with --backend=gpu (default case counts)
+#   long   the fuzz suite with POOLGRAD_FUZZ_CASES=${CASES:-10000} per variant
+#   bench  the benchmark (JSON) and PyTorch's figures on the same GPU, same session
+#   all    tests, then bench
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+export LD_LIBRARY_PATH=$here/lib:${LD_LIBRARY_PATH:-}
+out=${OUT:-/tmp/poolgrad-out}
+mkdir -p "$out"
+export POOLGRAD_FAILURE_DIR=$out/failures
+status=0
+
+run_tests() {
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
+  "$here/bin/poolgrad" devices
+  "$here/bin/poolgrad" check > "$out/check.log" 2>&1 || status=1
+  tail -n 40 "$out/check.log"
+  for t in "$here"/bin/*_tests "$here/bin/fuzz_variants"; do
+    POOLGRAD_FUZZ_DEFAULT=1000 "$t" --backend=gpu > "$out/$(basename "$t").log" 2>&1 || { status=1; echo "FAILED: $t"; }
+    grep -E "^\[  (PASSED|FAILED)|^\[  SKIPPED|^\[       OK|FAILED  \]" "$out/$(basename "$t").log" | tail -n 30
+  done
+}
+
+run_long() {
+  POOLGRAD_FUZZ_CASES=${CASES:-10000} "$here/bin/fuzz_variants" --backend=gpu > "$out/fuzz_long.log" 2>&1 || { status=1; echo "FAILED: long fuzz"; }
+  grep -E "^\[       OK|FAILED|OK, passed" "$out/fuzz_long.log" | tail -n 40
+}
+
+run_bench() {
+  "$here/bin/pool_bench" --benchmark_out="$out/pool_bench.json" --benchmark_out_format=json \
+    --benchmark_min_time=0.2 ${BENCH_ARGS:-} 2>&1 | tee "$out/pool_bench.log" | grep -vE "^-+$" | tail -n 120
+  python3 "$here/pytorch_baseline.py" --out "$out/pytorch.json" 2>&1 | tail -n 20
+}
+
+case "${1:-all}" in
+  tests) run_tests ;;
+  long) run_long ;;
+  bench) run_bench ;;
+  all) run_tests; run_bench ;;
+  *) echo "usage: run_gpu.sh tests|long|bench|all" >&2; exit 2 ;;
+esac
+exit $status

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Stages what the GPU machine needs into .carry/ (ignored by git): the test, fuzz and benchmark
+# binaries built here with nvcc (static CUDA runtime), the shared libraries the GPU image lacks,
+# and the scripts that run there. Then: device run with carry [".carry"] and
+#   bash .carry/run_gpu.sh tests|long|bench|all
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${BUILD_DIR:-build}
+grep -q "^gpu_sources += files('gpu_backend.cu'" src/meson.build
+[ -x "$build/src/poolgrad" ] || { echo "stage_gpu: build $build first" >&2; exit 2; }
+if ! "$build/src/poolgrad" variants | grep -q gpu; then
+  echo "stage_gpu: $build has no GPU backend (configure with nvcc on PATH or -Dgpu=cuda)" >&2
+  exit 2
+fi
+rm -rf .carry && mkdir -p .carry/bin .carry/lib
+cp "$build/src/poolgrad" "$build/tests/backend_tests" "$build/fuzz/fuzz_variants" "$build/bench/pool_bench" .carry/bin/
+for t in "$build"/tests/*_kernels_tests; do [ -x "$t" ] && cp "$t" .carry/bin/; done
+ldd "$build/bench/pool_bench" | awk '/libbenchmark/ {print $3}' | xargs -r cp -L -t .carry/lib/
+cp tools/run_gpu.sh .carry/run_gpu.sh
+cp bench/pytorch_baseline.py .carry/
+du -sh .carry
