@@ -67,18 +67,21 @@ void for_each_output(const Problem& p, F f) {
 }
 
 // Position in `taps` of the window's maximum under the problem's tie and NaN rules; -1 when
-// the window has no tap inside the input.
+// the window has no tap inside the input. The first tap starts as the maximum and a later tap
+// replaces it when it wins: NaN under propagate (so the last NaN wins, as in PyTorch), any
+// number over a NaN under ignore (so an all-NaN window keeps its first tap), else by the tie
+// rule. Comparing against the first tap instead of a -inf seed makes an all -inf window
+// select a real tap.
 int64_t select_max(const Problem& p, const std::vector<Tap>& taps, const std::vector<double>& x,
                    int64_t n, int64_t c) {
   if (taps.empty()) return -1;
   auto value = [&](size_t i) { return x[offset(p, p.in, n, c, taps[i].pos)]; };
   size_t best = 0;
-  if (p.nan == NanRule::ignore)
-    while (best + 1 < taps.size() && std::isnan(value(best))) ++best;
-  for (size_t i = best + 1; i < taps.size(); ++i) {
+  for (size_t i = 1; i < taps.size(); ++i) {
     const double v = value(i), m = value(best);
     bool wins;
     if (std::isnan(v)) wins = p.nan == NanRule::propagate;
+    else if (std::isnan(m)) wins = p.nan == NanRule::ignore;
     else wins = p.tie == TieRule::first ? v > m : v >= m;
     if (wins) best = i;
   }

@@ -41,12 +41,20 @@ int index_type_size(IndexType t) { return t == IndexType::i64 ? 8 : t == IndexTy
 
 int64_t pooled_length(int64_t length, int64_t kernel, int64_t stride, int64_t dilation,
                       int64_t pad_begin, int64_t pad_end, bool ceil_mode) {
-  const int64_t span = length + pad_begin + pad_end - dilation * (kernel - 1) - 1;
-  if (span < 0 || stride < 1) return 0;
-  int64_t out = (ceil_mode ? span + stride - 1 : span) / stride + 1;
+  if (stride < 1) return 0;
+  // 128-bit so that absurd sizes give a wrong-but-defined answer that validate() rejects,
+  // never signed overflow.
+  using wide = __int128;
+  const wide span = wide(length) + pad_begin + pad_end - wide(dilation) * (kernel - 1) - 1 +
+                    (ceil_mode ? stride - 1 : 0);
+  // PyTorch's div_rtn (rounds toward minus infinity): in ceil mode a negative span can still
+  // give one window, e.g. length 2, kernel 3, stride 2 -> 1 output.
+  wide out = (span >= 0 ? span / stride : -((-span + stride - 1) / stride)) + 1;
   // The last window must start inside the input or the left padding.
-  if (ceil_mode && (out - 1) * stride >= length + pad_begin) --out;
-  return out;
+  if (ceil_mode && (out - 1) * stride >= wide(length) + pad_begin) --out;
+  if (out > std::numeric_limits<int64_t>::max()) return std::numeric_limits<int64_t>::max();
+  if (out < std::numeric_limits<int64_t>::min()) return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(out);
 }
 
 void finalize(Problem& p) {
@@ -57,109 +65,99 @@ void finalize(Problem& p) {
 
 namespace {
 
-// Axis names as the user sees them: a 2D problem's axes are H and W.
-const char* axis_name(const Problem& p, int a) {
+// Axis names as the user sees them: a 2D problem's axes are H and W, a 1D problem's is W.
+const char* axis_name(int a) {
   static const char* names[] = {"D", "H", "W"};
-  (void)p;
   return names[a];
 }
 
 bool mul_overflows(int64_t a, int64_t b, int64_t* out) { return __builtin_mul_overflow(a, b, out); }
 
-std::string fail(const std::string& what) { return what; }
+// "kernel_size H = 0 must be >= 1": the parameter, the axis, the value, the rule.
+std::string bad(const char* param, int a, int64_t value, const std::string& rule) {
+  std::ostringstream e;
+  e << param << " " << axis_name(a) << " = " << value << " " << rule;
+  return e.str();
+}
+
+std::string validate_axis(const Problem& p, int a) {
+  if (p.in[a] < 1) return bad("input size", a, p.in[a], "must be >= 1");
+  if (p.kernel[a] < 1) return bad("kernel_size", a, p.kernel[a], "must be >= 1");
+  if (p.stride[a] < 1) return bad("stride", a, p.stride[a], "must be >= 1 (stride should not be zero)");
+  if (p.dilation[a] < 1) return bad("dilation", a, p.dilation[a], "must be >= 1");
+  if (p.pad_begin[a] < 0) return bad("padding begin", a, p.pad_begin[a], "must be non-negative");
+  if (p.pad_end[a] < 0) return bad("padding end", a, p.pad_end[a], "must be non-negative");
+  int64_t span, padded;
+  if (mul_overflows(p.dilation[a], p.kernel[a] - 1, &span))
+    return bad("dilation", a, p.dilation[a], "x (kernel_size - 1) overflows int64");
+  if (__builtin_add_overflow(p.in[a], p.pad_begin[a], &padded) ||
+      __builtin_add_overflow(padded, p.pad_end[a], &padded))
+    return bad("padding begin+end", a, p.pad_begin[a], "+ input size overflows int64");
+  if (p.pad_limit == PadLimit::half_kernel) {
+    const std::string rule = "must be at most half of kernel_size " + std::to_string(p.kernel[a]) +
+                             " (pad should be smaller than or equal to half of kernel size)";
+    if (p.pad_begin[a] > p.kernel[a] / 2) return bad("padding begin", a, p.pad_begin[a], rule);
+    if (p.pad_end[a] > p.kernel[a] / 2) return bad("padding end", a, p.pad_end[a], rule);
+  }
+  if (p.op == Op::avg && p.dims == 3 && p.avg3d_input_at_least_kernel && p.in[a] < p.kernel[a])
+    return bad("input size", a, p.in[a],
+               "is smaller than kernel_size " + std::to_string(p.kernel[a]) +
+                   " (avg_pool3d: input image smaller than kernel size)");
+  const int64_t expect = pooled_length(p.in[a], p.kernel[a], p.stride[a], p.dilation[a],
+                                       p.pad_begin[a], p.pad_end[a], p.ceil_mode);
+  if (expect < 1) {
+    std::ostringstream e;
+    e << "output size " << axis_name(a) << " = " << expect << " is too small (input " << p.in[a]
+      << ", kernel_size " << p.kernel[a] << ", stride " << p.stride[a] << ", dilation "
+      << p.dilation[a] << ", padding " << p.pad_begin[a] << "," << p.pad_end[a]
+      << ", ceil_mode " << p.ceil_mode << ")";
+    return e.str();
+  }
+  if (p.out[a] != expect)
+    return bad("output size", a, p.out[a],
+               "does not match the parameters, which give " + std::to_string(expect) + " (call finalize)");
+  return "";
+}
 
 }  // namespace
 
 std::string validate(const Problem& p) {
   std::ostringstream e;
   if (p.dims < 1 || p.dims > 3) {
-    e << "dims must be 1, 2 or 3, got " << p.dims;
+    e << "dims = " << p.dims << " must be 1, 2 or 3";
     return e.str();
   }
-  if (p.n < 0) return fail("batch N must be >= 0, got " + std::to_string(p.n));
-  if (p.c < 1) return fail("channels C must be >= 1, got " + std::to_string(p.c));
+  if (p.n < 0) return "batch N = " + std::to_string(p.n) + " must be >= 0";
+  if (p.c < 1) return "channels C = " + std::to_string(p.c) + " must be >= 1";
   const int first = kAxes - p.dims;
   for (int a = 0; a < kAxes; ++a) {
-    const bool used = a >= first;
-    const char* ax = axis_name(p, a);
-    if (!used) {
-      if (p.in[a] != 1 || p.kernel[a] != 1 || p.stride[a] != 1 || p.dilation[a] != 1 ||
-          p.pad_begin[a] != 0 || p.pad_end[a] != 0) {
-        e << "axis " << ax << " is not used by a " << p.dims << "D problem but is set";
-        return e.str();
-      }
-      continue;
-    }
-    if (p.in[a] < 1) {
-      e << "input size " << ax << " must be >= 1, got " << p.in[a];
-      return e.str();
-    }
-    if (p.kernel[a] < 1) {
-      e << "kernel_size " << ax << " must be >= 1, got " << p.kernel[a];
-      return e.str();
-    }
-    if (p.stride[a] < 1) {
-      e << "stride " << ax << " must be >= 1 (stride should not be zero), got " << p.stride[a];
-      return e.str();
-    }
-    if (p.dilation[a] < 1) {
-      e << "dilation " << ax << " must be >= 1, got " << p.dilation[a];
-      return e.str();
-    }
-    if (p.pad_begin[a] < 0 || p.pad_end[a] < 0) {
-      e << "padding " << ax << " must be non-negative, got begin " << p.pad_begin[a] << " end "
-        << p.pad_end[a];
-      return e.str();
-    }
-    int64_t span;
-    if (mul_overflows(p.dilation[a], p.kernel[a] - 1, &span)) {
-      e << "dilation " << ax << " x (kernel_size - 1) overflows int64";
-      return e.str();
-    }
-    if (p.pad_limit == PadLimit::half_kernel &&
-        (p.pad_begin[a] > p.kernel[a] / 2 || p.pad_end[a] > p.kernel[a] / 2)) {
-      e << "padding " << ax << " = " << std::max(p.pad_begin[a], p.pad_end[a])
-        << " must be at most half of kernel_size " << p.kernel[a]
-        << " (pad should be smaller than or equal to half of kernel size)";
-      return e.str();
-    }
-    if (p.op == Op::avg && p.dims == 3 && p.avg3d_input_at_least_kernel && p.in[a] < p.kernel[a]) {
-      e << "input size " << ax << " = " << p.in[a] << " is smaller than kernel_size "
-        << p.kernel[a] << " (avg_pool3d input image smaller than kernel size)";
-      return e.str();
-    }
-    const int64_t expect = pooled_length(p.in[a], p.kernel[a], p.stride[a], p.dilation[a],
-                                         p.pad_begin[a], p.pad_end[a], p.ceil_mode);
-    if (expect < 1) {
-      e << "output size " << ax << " = " << expect << " is too small (input " << p.in[a]
-        << ", kernel_size " << p.kernel[a] << ", stride " << p.stride[a] << ", dilation "
-        << p.dilation[a] << ", padding " << p.pad_begin[a] << "," << p.pad_end[a] << ")";
-      return e.str();
-    }
-    if (p.out[a] != expect) {
-      e << "output size " << ax << " is " << p.out[a] << " but the parameters give " << expect
-        << " (call finalize)";
+    if (a >= first) {
+      const std::string why = validate_axis(p, a);
+      if (!why.empty()) return why;
+    } else if (p.in[a] != 1 || p.kernel[a] != 1 || p.stride[a] != 1 || p.dilation[a] != 1 ||
+               p.pad_begin[a] != 0 || p.pad_end[a] != 0) {
+      e << "axis " << axis_name(a) << " is not used by a " << p.dims << "D problem but is set";
       return e.str();
     }
   }
   int64_t elems = p.n, outs = p.n;
   if (mul_overflows(elems, p.c, &elems) || mul_overflows(outs, p.c, &outs))
-    return fail("N x C overflows int64");
+    return "N x C = " + std::to_string(p.n) + " x " + std::to_string(p.c) + " overflows int64";
   for (int a = 0; a < kAxes; ++a) {
     if (mul_overflows(elems, p.in[a], &elems) || mul_overflows(outs, p.out[a], &outs))
-      return fail("element count overflows int64");
+      return "element count of input or output overflows int64 (" + to_string(p) + ")";
   }
   int64_t bytes;
   if (mul_overflows(elems, 8, &bytes) || mul_overflows(outs, 8, &bytes))
-    return fail("tensor size in bytes overflows int64");
+    return "tensor size in bytes overflows int64 (input " + std::to_string(elems) + " elements)";
   if (p.has_divisor_override && p.divisor_override == 0)
-    return fail("divisor_override must not be zero (divisor must be not zero)");
+    return "divisor_override = 0 must not be zero (divisor must be not zero)";
   if (p.op == Op::max) {
     if (p.index_type == IndexType::u8 && p.index_format != IndexFormat::window)
-      return fail(std::string("index type u8 needs index format window, got ") +
-                  index_format_name(p.index_format));
+      return std::string("index type u8 needs index format window, got ") +
+             index_format_name(p.index_format);
     if (p.index_format == IndexFormat::window && p.index_type == IndexType::u8 && p.taps() >= 255) {
-      e << "index type u8 needs a window of fewer than 255 taps, got " << p.taps();
+      e << "kernel taps = " << p.taps() << " must be below 255 for u8 window indices (255 marks no tap)";
       return e.str();
     }
     if (p.index_type == IndexType::i32) {

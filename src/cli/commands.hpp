@@ -4,16 +4,23 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "../pool_run.hpp"
+
 namespace pg {
 
 struct PoolCommandOptions {
   CLI::App* forward = nullptr;
   CLI::App* backward = nullptr;
+  PoolArgs args;
+  std::string count_include_pad;  // "true" or "false"; empty: the profile's default
+  int64_t divisor_override = 0;
+  std::string input, grad_output, indices, output, indices_output;
 };
 
 void add_pool_commands(CLI::App& app, PoolCommandOptions& opts);
 
-// Runs whichever of forward/backward was parsed; 0 on success, 2 on invalid input.
-int run_pool_command(CLI::App& app, const PoolCommandOptions& opts);
+// Runs whichever of forward/backward was parsed; 0 on success, 2 on invalid input (with one
+// line on stderr).
+int run_pool_command(CLI::App& app, PoolCommandOptions& opts);
 
 }  // namespace pg
