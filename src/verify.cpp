@@ -125,6 +125,7 @@ struct PreparedRun::Impl {
   Guarded x, dy, indices, dx;
   Buffer workspace;
   BwdBuffers buffers;
+  std::vector<unsigned char> output;  // dx payload of the last verify()
 
   Impl(Backend& b, const Variant& v, const Problem& p, const DataSpec& s, std::shared_ptr<const Expected> e)
       : backend(b), variant(v), problem(p), spec(s), expected(std::move(e)) {}
@@ -196,6 +197,8 @@ int64_t PreparedRun::minimal_bytes() const {
   return bytes;
 }
 
+const std::vector<unsigned char>& PreparedRun::output() const { return impl_->output; }
+
 Outcome PreparedRun::verify(const VerifyOptions& opt) {
   Impl& m = *impl_;
   const Problem& p = m.problem;
@@ -232,6 +235,7 @@ Outcome PreparedRun::verify(const VerifyOptions& opt) {
     return finish_fail();
   }
 
+  m.output.assign(first.begin() + kGuard, first.begin() + kGuard + m.dx.payload);
   const unsigned char* got = first.data() + kGuard;
   const int es = dtype_size(p.dtype);
   unsigned char poison[8];

@@ -55,6 +55,8 @@ class PreparedRun {
   Outcome verify(const VerifyOptions& opt = {});
   // Bytes a perfect kernel moves: every input read once, dx written once.
   int64_t minimal_bytes() const;
+  // dx as the last verify() downloaded it, in the problem's dtype and layout.
+  const std::vector<unsigned char>& output() const;
 
  private:
   struct Impl;
