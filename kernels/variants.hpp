@@ -2,10 +2,17 @@
 // kernels/ and one line here; tests, fuzzing, `poolgrad check` and the benchmark pick it up.
 #pragma once
 
+#include "max_direct_recompute.hpp"
+#include "max_direct_stored.hpp"
+#include "max_gather_recompute.hpp"
+#include "max_gather_stored.hpp"
+#include "max_scatter_recompute.hpp"
+#include "max_scatter_stored.hpp"
 #include "register.hpp"
 
 namespace pg {
 
-using AllVariants = VariantList<>;
+using AllVariants = VariantList<MaxScatterStored, MaxGatherStored, MaxScatterRecompute, MaxGatherRecompute, MaxDirectStored,
+                               MaxDirectRecompute>;
 
 }  // namespace pg

@@ -1,0 +1,91 @@
+// max.gather.stored: one work item per input element visits only the windows whose span
+// covers it and sums dy where the window's stored index names it. Deterministic (fixed
+// summation order), no atomics, and every dx element is written exactly once, so there is no
+// zeroing pass. PyTorch's 2D CUDA max-pool backward works this way.
+#pragma once
+
+#include "../src/registry.hpp"
+#include "exec.hpp"
+#include "max_dispatch.hpp"
+#include "max_geometry.hpp"
+
+namespace pg {
+
+template <class T, class Idx, int A0, int V>
+struct MaxGatherStoredItem {
+  MaxGeom<Idx> g;
+  const T* dy;
+  const void* indices;
+  T* dx;
+
+  PG_HD void operator()(Idx e) const {
+    const Site<Idx> st = locate_input<A0, V>(g, e);
+    Idx lo[kAxes] = {0, 0, 0}, hi[kAxes] = {0, 0, 0};
+    for (int a = A0; a < kAxes; ++a) covering(g, a, st.q[a], &lo[a], &hi[a]);
+    // The index a window stores when it picked this element; window format varies per window.
+    int64_t mine[V];
+#pragma unroll
+    for (int j = 0; j < V; ++j) mine[j] = encode_position(g, st.q, st.lin, st.nc + j);
+    const bool per_window = g.format == IndexFormat::window;
+    accum_t<T> acc[V] = {};
+    for (Idx o0 = lo[0]; o0 <= hi[0]; ++o0) {
+      const Idx t0 = A0 == 0 ? tap_along(g, 0, st.q[0], o0) : 0;
+      if (t0 < 0) continue;
+      for (Idx o1 = lo[1]; o1 <= hi[1]; ++o1) {
+        const Idx t1 = tap_along(g, 1, st.q[1], o1);
+        if (t1 < 0) continue;
+        const Idx row = (o0 * g.out[1] + o1) * g.out[2];
+        for (Idx o2 = lo[2]; o2 <= hi[2]; ++o2) {
+          const Idx t2 = tap_along(g, 2, st.q[2], o2);
+          if (t2 < 0) continue;
+          const Idx at = st.out_base + (row + o2) * g.step;
+          int64_t stored[V];
+          load_indices<V>(indices, g.index_type, at, stored);
+          const int64_t tap = (t0 * g.k[1] + t1) * g.k[2] + t2;
+          bool match[V], any = false;
+#pragma unroll
+          for (int j = 0; j < V; ++j) {
+            match[j] = stored[j] == (per_window ? tap : mine[j]);
+            any = any || match[j];
+          }
+          if (!any) continue;
+          const Pack<T, V> grad = load_pack<V>(dy, at);
+#pragma unroll
+          for (int j = 0; j < V; ++j)
+            if (match[j]) acc[j] += to_float(grad.v[j]);
+        }
+      }
+    }
+    Pack<T, V> out;
+#pragma unroll
+    for (int j = 0; j < V; ++j) out.v[j] = from_accum<T>(acc[j]);
+    store_pack<V>(dx, st.in_base + st.lin * g.step, out);
+  }
+};
+
+struct MaxGatherStored {
+  static constexpr const char* name = "max.gather.stored";
+  static constexpr Op op = Op::max;
+  static constexpr Inputs inputs = Inputs::dy_and_indices;
+  static constexpr bool deterministic = true;
+  static constexpr bool gpu_only = false;
+
+  static Support supports(const Problem&) { return Support::yes(); }
+  static size_t workspace_bytes(const Problem&) { return 0; }
+
+  template <class Exec>
+  static void launch(const Exec& ex, const Problem& p, const BwdBuffers& b) {
+    launch_with(ex, p, b, IndexWidth::fit);
+  }
+
+  template <class Exec>
+  static void launch_with(const Exec& ex, const Problem& p, const BwdBuffers& b, IndexWidth width) {
+    dispatch_max(p, width, {b.dy, b.indices, b.dx}, [&]<class T, class Idx, int A0, int V>() {
+      const MaxGatherStoredItem<T, Idx, A0, V> item{make_max_geom<Idx>(p, V), static_cast<const T*>(b.dy), b.indices,
+                                                    static_cast<T*>(b.dx)};
+      ex.template for_each<Idx>(p.in_elems() / V, item);
+    });
+  }
+};
+
+}  // namespace pg
