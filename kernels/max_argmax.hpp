@@ -3,10 +3,9 @@
 //
 // Candidates are the window's taps inside the input in row-major order. The first starts as
 // the maximum; a later value v replaces the current maximum m when
-//   propagate: v is NaN, or v beats m   (a NaN wins and the last NaN wins: PyTorch)
-//   ignore:    m is NaN, or v beats m   (walks past leading NaNs to the first number)
-// where "beats" is v > m under tie-first and v >= m under tie-last. A NaN v never beats a
-// number, and nothing beats a NaN m, so these two lines are the whole rule.
+//   propagate: v is NaN, or v beats m              (a NaN wins, the last NaN wins: PyTorch)
+//   ignore:    v is a number and m is NaN or v beats m   (an all-NaN window keeps its first tap)
+// where "beats" is v > m under tie-first and v >= m under tie-last; nothing beats a NaN m.
 #pragma once
 
 #include "max_geometry.hpp"
@@ -16,7 +15,7 @@ namespace pg {
 template <class A>
 PG_HD bool max_replaces(A v, A m, TieRule tie, NanRule nan) {
   const bool beats = tie == TieRule::first ? v > m : v >= m;
-  return nan == NanRule::propagate ? (is_nan(v) || beats) : (is_nan(m) || beats);
+  return nan == NanRule::propagate ? (is_nan(v) || beats) : (!is_nan(v) && (is_nan(m) || beats));
 }
 
 // Row-major input-plane positions of window o's maximum for V consecutive channels whose

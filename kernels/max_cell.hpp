@@ -30,6 +30,10 @@ template <int A0, int V, class T, class Idx>
 PG_HD void write_cell(const MaxGeom<Idx>& g, const Site<Idx>& st, const Idx* winner, const Pack<T, V>& grad, T* dx) {
   Idx begin[kAxes] = {0, 0, 0}, end[kAxes] = {1, 1, 1};
   for (int a = A0; a < kAxes; ++a) cell_range(g, a, st.q[a], &begin[a], &end[a]);
+  // 0 + dy, as the summing variants compute it: a -0 gradient lands as +0 in every variant.
+  Pack<T, V> routed;
+#pragma unroll
+  for (int j = 0; j < V; ++j) routed.v[j] = from_accum<T>(accum_t<T>(0) + to_float(grad.v[j]));
   const T zero = from_accum<T>(accum_t<T>(0));
   for (Idx q0 = begin[0]; q0 < end[0]; ++q0)
     for (Idx q1 = begin[1]; q1 < end[1]; ++q1) {
@@ -38,7 +42,7 @@ PG_HD void write_cell(const MaxGeom<Idx>& g, const Site<Idx>& st, const Idx* win
         const Idx lin = row + q2;
         Pack<T, V> v;
 #pragma unroll
-        for (int j = 0; j < V; ++j) v.v[j] = lin == winner[j] ? grad.v[j] : zero;
+        for (int j = 0; j < V; ++j) v.v[j] = lin == winner[j] ? routed.v[j] : zero;
         store_pack<V>(dx, st.in_base + lin * g.step, v);
       }
     }
