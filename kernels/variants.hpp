@@ -2,6 +2,10 @@
 // kernels/ and one line here; tests, fuzzing, `poolgrad check` and the benchmark pick it up.
 #pragma once
 
+#include "avg_direct.hpp"
+#include "avg_gather.hpp"
+#include "avg_gather_tiled.hpp"
+#include "avg_scatter_atomic.hpp"
 #include "max_direct_recompute.hpp"
 #include "max_direct_stored.hpp"
 #include "max_gather_recompute.hpp"
@@ -13,6 +17,6 @@
 namespace pg {
 
 using AllVariants = VariantList<MaxScatterStored, MaxGatherStored, MaxScatterRecompute, MaxGatherRecompute, MaxDirectStored,
-                               MaxDirectRecompute>;
+                               MaxDirectRecompute, AvgScatterAtomic, AvgGather, AvgDirect, AvgGatherTiled>;
 
 }  // namespace pg
