@@ -143,51 +143,60 @@ struct AvgTiledBlock {
     }
     barrier();
 
-    // dy / divisor for every window covering the tile.
+    // dy / divisor for every window covering the tile. Table reads are hoisted by hand: the
+    // compiler cannot tell that the stores to the slab leave them alone.
     for (int z = 0; z < nw[0]; ++z)
       for (int y = ty; y < nw[1]; y += by) {
+        const Idx cz = wcount[0][z], cy = wcount[1][y];
         const Idx row = g.out_point(outer, o0[0] + z, o0[1] + y, o0[2]);
         A* dst = slab + (z * wmax[1] + y) * wmax[2];
         for (int x = tx; x < nw[2]; x += bx)
-          dst[x] = static_cast<A>(to_float(dy[row + x])) /
-                   g.template divisor<A>(wcount[0][z], wcount[1][y], wcount[2][x]);
+          dst[x] = static_cast<A>(to_float(dy[row + x])) / g.template divisor<A>(cz, cy, wcount[2][x]);
       }
     barrier();
 
     // W: rows[z][y][x] = sum over the windows along W that have x as a tap.
     const int step2 = plan.tap_step[2];
-    for (int z = 0; z < nw[0]; ++z)
-      for (int y = ty; y < nw[1]; y += by)
-        for (int x = tx; x < tile[2]; x += bx) {
-          const A* src = slab + (z * wmax[1] + y) * wmax[2] + first[2][x];
+    for (int x = tx; x < tile[2]; x += bx) {
+      const int f = first[2][x], n = taps[2][x];
+      for (int z = 0; z < nw[0]; ++z)
+        for (int y = ty; y < nw[1]; y += by) {
+          const A* src = slab + (z * wmax[1] + y) * wmax[2] + f;
           A s = A(0);
-          for (int t = 0; t < taps[2][x]; ++t) s += src[t * step2];
+          for (int t = 0; t < n; ++t) s += src[t * step2];
           rows[(z * wmax[1] + y) * tile[2] + x] = s;
         }
+    }
     barrier();
 
     // H: slab becomes [window z][tile y][tile x].
     const int step1 = plan.tap_step[1] * tile[2];
-    for (int z = 0; z < nw[0]; ++z)
-      for (int y = ty; y < tile[1]; y += by)
+    for (int y = ty; y < tile[1]; y += by) {
+      const int f = first[1][y], n = taps[1][y];
+      for (int z = 0; z < nw[0]; ++z)
         for (int x = tx; x < tile[2]; x += bx) {
-          const A* src = rows + (z * wmax[1] + first[1][y]) * tile[2] + x;
+          const A* src = rows + (z * wmax[1] + f) * tile[2] + x;
           A s = A(0);
-          for (int t = 0; t < taps[1][y]; ++t) s += src[t * step1];
+          for (int t = 0; t < n; ++t) s += src[t * step1];
           slab[(z * tile[1] + y) * tile[2] + x] = s;
         }
+    }
     barrier();
 
     // D, and the one write of each dx element.
     const int step0 = plan.tap_step[0] * tile[1] * tile[2];
-    for (int z = 0; z < tile[0] && i0[0] + z < g.axis[0].in; ++z)
-      for (int y = ty; y < tile[1] && i0[1] + y < g.axis[1].in; y += by)
+    for (int z = 0; z < tile[0] && i0[0] + z < g.axis[0].in; ++z) {
+      const int f = first[0][z], n = taps[0][z];
+      for (int y = ty; y < tile[1] && i0[1] + y < g.axis[1].in; y += by) {
+        T* dst = dx + g.in_point(outer, i0[0] + z, i0[1] + y, i0[2]);
         for (int x = tx; x < tile[2] && i0[2] + x < g.axis[2].in; x += bx) {
-          const A* src = slab + (first[0][z] * tile[1] + y) * tile[2] + x;
+          const A* src = slab + (f * tile[1] + y) * tile[2] + x;
           A s = A(0);
-          for (int t = 0; t < taps[0][z]; ++t) s += src[t * step0];
-          dx[g.in_point(outer, i0[0] + z, i0[1] + y, i0[2] + x)] = from_accum<T>(s);
+          for (int t = 0; t < n; ++t) s += src[t * step0];
+          dst[x] = from_accum<T>(s);
         }
+      }
+    }
     // The next tile rewrites the tables and the slab.
     barrier();
   }

@@ -86,12 +86,15 @@ struct AvgShape {
   Divisor rule;
   bool has_override;
   int64_t override_value;
+  bool small_windows;  // kernel volume <= 2^24: count products are exact in f32
 
-  // Divisor of the window whose per-axis counts are given; the product is taken in 64 bits
-  // because three kernel sizes can overflow int32 on problems that otherwise fit it.
+  // Divisor of the window whose per-axis counts are given. Small windows multiply in the
+  // accumulator type (exact, and cheaper than 64-bit integer products and conversions on a
+  // GPU); larger ones in 64 bits, as three kernel sizes can overflow int32.
   template <class A>
   PG_HD A divisor(Idx c0, Idx c1, Idx c2) const {
     if (has_override) return static_cast<A>(override_value);
+    if (small_windows) return static_cast<A>(c0) * static_cast<A>(c1) * static_cast<A>(c2);
     return static_cast<A>(static_cast<int64_t>(c0) * c1 * c2);
   }
 
@@ -129,6 +132,7 @@ AvgShape<Idx> make_avg_shape(const Problem& p) {
   g.rule = p.divisor;
   g.has_override = p.has_divisor_override;
   g.override_value = p.divisor_override;
+  g.small_windows = p.taps() <= (int64_t{1} << 24);
   return g;
 }
 
