@@ -13,7 +13,7 @@ if ! ar t "$build/src/libpoolgrad_core.a" | grep -q "gpu_backend.cu"; then
 fi
 rm -rf .carry && mkdir -p .carry/bin .carry/lib
 cp "$build/src/poolgrad" "$build/tests/backend_tests" "$build/fuzz/fuzz_variants" "$build/bench/pool_bench" .carry/bin/
-for t in "$build"/tests/*_kernels_tests; do [ -x "$t" ] && cp "$t" .carry/bin/; done
+for t in "$build"/tests/*_kernel_tests; do [ -x "$t" ] && cp "$t" .carry/bin/; done
 ldd "$build/bench/pool_bench" | awk '/libbenchmark/ {print $3}' | xargs -r cp -L -t .carry/lib/
 cp tools/run_gpu.sh .carry/run_gpu.sh
 cp bench/pytorch_baseline.py .carry/
