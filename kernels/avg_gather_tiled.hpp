@@ -11,7 +11,7 @@
 // fewer roundings per element (depth kz+ky+kx instead of kz*ky*kx), inside its bound.
 // Deterministic: fixed order, no atomics; every dx element written once, no zeroing pass.
 //
-// The CPU backend runs the same block body with one "thread" per block, phases in order.
+// The CPU backend runs the same phases with emulated threads (AvgTiledOnCpu).
 #pragma once
 
 #include <cstddef>
@@ -76,7 +76,9 @@ inline bool plan_avg_tiles(const Problem& p, size_t accum_size, AvgTilePlan* pla
   return false;
 }
 
-// The work of one block on one tile, written for bx * by cooperating threads.
+// The work of one block on one tile, as five phases for bx * by cooperating threads; every
+// thread finishes a phase before any starts the next (a barrier on the GPU, phase-major order
+// on the CPU).
 template <class T, class Idx>
 struct AvgTiledBlock {
   using A = accum_t<T>;
@@ -86,119 +88,136 @@ struct AvgTiledBlock {
   const T* dy;
   T* dx;
 
-  template <class Barrier>
-  PG_HD void run(Idx tile_id, int tx, int ty, int bx, int by, unsigned char* smem, Barrier barrier) const {
-    const int* tile = plan.tile;
-    const int* wmax = plan.windows;
-    A* slab = reinterpret_cast<A*>(smem);
-    A* rows = slab + plan.region1;
-    int* ints = reinterpret_cast<int*>(rows + plan.region2);
+  // Where a tile lies and how shared memory is carved; each thread computes its own copy.
+  struct Frame {
+    Idx outer;          // n * C + c
+    Idx i0[kAxes];      // first dx position of the tile
+    Idx o0[kAxes];      // first window covering the tile
+    int nw[kAxes];      // windows covering the tile
+    A* slab;            // divided windows [z][y][x], later the H-pass output [z][tile y][tile x]
+    A* rows;            // W-pass output [z][y][tile x]
     int* first[kAxes];  // per tile position: its first covering window, tile-local
     int* taps[kAxes];   // per tile position: how many windows have it as a tap
     int* wcount[kAxes]; // per tile window: the divisor's count along the axis
-    for (int a = 0; a < kAxes; ++a) {
-      first[a] = ints;
-      taps[a] = ints + tile[a];
-      wcount[a] = ints + 2 * tile[a];
-      ints += 2 * tile[a] + wmax[a];
-    }
+  };
 
-    Idx i0[kAxes], o0[kAxes];
-    int nw[kAxes];
-    Idx outer = tile_id;
+  PG_HD Frame frame(Idx tile_id, unsigned char* smem) const {
+    Frame f;
+    f.slab = reinterpret_cast<A*>(smem);
+    f.rows = f.slab + plan.region1;
+    int* ints = reinterpret_cast<int*>(f.rows + plan.region2);
+    for (int a = 0; a < kAxes; ++a) {
+      f.first[a] = ints;
+      f.taps[a] = ints + plan.tile[a];
+      f.wcount[a] = ints + 2 * plan.tile[a];
+      ints += 2 * plan.tile[a] + plan.windows[a];
+    }
+    f.outer = tile_id;
     for (int a = kAxes - 1; a >= 0; --a) {
-      i0[a] = tiles_along[a].mod(outer) * tile[a];
-      outer = tiles_along[a].div(outer);
+      f.i0[a] = tiles_along[a].mod(f.outer) * plan.tile[a];
+      f.outer = tiles_along[a].div(f.outer);
     }
     for (int a = 0; a < kAxes; ++a) {
       const AvgAxis<Idx>& ax = g.axis[a];
-      const Idx last = (i0[a] + tile[a] < ax.in ? i0[a] + tile[a] : ax.in) - 1;
+      const Idx last = (f.i0[a] + plan.tile[a] < ax.in ? f.i0[a] + plan.tile[a] : ax.in) - 1;
       Idx lo, hi, unused;
-      ax.covering(i0[a], &lo, &unused);
+      ax.covering(f.i0[a], &lo, &unused);
       ax.covering(last, &unused, &hi);
-      o0[a] = lo;
-      nw[a] = hi >= lo ? static_cast<int>(hi - lo + 1) : 0;
+      f.o0[a] = lo;
+      f.nw[a] = hi >= lo ? static_cast<int>(hi - lo + 1) : 0;
     }
+    return f;
+  }
 
+  // Phase 1: the per-axis tables.
+  PG_HD void tables(const Frame& f, int tx, int ty, int bx, int by) const {
     const int tid = ty * bx + tx;
     const int threads = bx * by;
     for (int a = 0; a < kAxes; ++a) {
       const AvgAxis<Idx>& ax = g.axis[a];
-      for (int j = tid; j < tile[a]; j += threads) {
-        const Idx i = i0[a] + j;
-        int f = 0, n = 0;
+      for (int j = tid; j < plan.tile[a]; j += threads) {
+        const Idx i = f.i0[a] + j;
+        int first = 0, n = 0;
         if (i < ax.in) {
           Idx lo, hi;
           ax.covering(i, &lo, &hi);
           while (lo <= hi && !ax.is_tap(i, lo)) ++lo;
           if (lo <= hi) {
-            f = static_cast<int>(lo - o0[a]);
+            first = static_cast<int>(lo - f.o0[a]);
             n = static_cast<int>((hi - lo) / plan.tap_step[a]) + 1;
           }
         }
-        first[a][j] = f;
-        taps[a][j] = n;
+        f.first[a][j] = first;
+        f.taps[a][j] = n;
       }
-      for (int w = tid; w < nw[a]; w += threads) wcount[a][w] = static_cast<int>(ax.count(g.rule, o0[a] + w));
+      for (int w = tid; w < f.nw[a]; w += threads) f.wcount[a][w] = static_cast<int>(ax.count(g.rule, f.o0[a] + w));
     }
-    barrier();
+  }
 
-    // dy / divisor for every window covering the tile. Table reads are hoisted by hand: the
-    // compiler cannot tell that the stores to the slab leave them alone.
-    for (int z = 0; z < nw[0]; ++z)
-      for (int y = ty; y < nw[1]; y += by) {
-        const Idx cz = wcount[0][z], cy = wcount[1][y];
-        const Idx row = g.out_point(outer, o0[0] + z, o0[1] + y, o0[2]);
-        A* dst = slab + (z * wmax[1] + y) * wmax[2];
-        for (int x = tx; x < nw[2]; x += bx)
-          dst[x] = static_cast<A>(to_float(dy[row + x])) / g.template divisor<A>(cz, cy, wcount[2][x]);
+  // Phase 2: dy / divisor for every window covering the tile. Table reads are hoisted by
+  // hand: the compiler cannot tell that the stores to the slab leave them alone.
+  PG_HD void load(const Frame& f, int tx, int ty, int bx, int by) const {
+    const int* wmax = plan.windows;
+    for (int z = 0; z < f.nw[0]; ++z)
+      for (int y = ty; y < f.nw[1]; y += by) {
+        const Idx cz = f.wcount[0][z], cy = f.wcount[1][y];
+        const Idx row = g.out_point(f.outer, f.o0[0] + z, f.o0[1] + y, f.o0[2]);
+        A* dst = f.slab + (z * wmax[1] + y) * wmax[2];
+        for (int x = tx; x < f.nw[2]; x += bx)
+          dst[x] = static_cast<A>(to_float(dy[row + x])) / g.template divisor<A>(cz, cy, f.wcount[2][x]);
       }
-    barrier();
+  }
 
-    // W: rows[z][y][x] = sum over the windows along W that have x as a tap.
-    const int step2 = plan.tap_step[2];
+  // Phase 3, W: rows[z][y][x] = sum over the windows along W that have x as a tap.
+  PG_HD void sum_w(const Frame& f, int tx, int ty, int bx, int by) const {
+    const int* tile = plan.tile;
+    const int* wmax = plan.windows;
+    const int step = plan.tap_step[2];
     for (int x = tx; x < tile[2]; x += bx) {
-      const int f = first[2][x], n = taps[2][x];
-      for (int z = 0; z < nw[0]; ++z)
-        for (int y = ty; y < nw[1]; y += by) {
-          const A* src = slab + (z * wmax[1] + y) * wmax[2] + f;
+      const int first = f.first[2][x], n = f.taps[2][x];
+      for (int z = 0; z < f.nw[0]; ++z)
+        for (int y = ty; y < f.nw[1]; y += by) {
+          const A* src = f.slab + (z * wmax[1] + y) * wmax[2] + first;
           A s = A(0);
-          for (int t = 0; t < n; ++t) s += src[t * step2];
-          rows[(z * wmax[1] + y) * tile[2] + x] = s;
+          for (int t = 0; t < n; ++t) s += src[t * step];
+          f.rows[(z * wmax[1] + y) * tile[2] + x] = s;
         }
     }
-    barrier();
+  }
 
-    // H: slab becomes [window z][tile y][tile x].
-    const int step1 = plan.tap_step[1] * tile[2];
+  // Phase 4, H: the slab becomes [window z][tile y][tile x].
+  PG_HD void sum_h(const Frame& f, int tx, int ty, int bx, int by) const {
+    const int* tile = plan.tile;
+    const int* wmax = plan.windows;
+    const int step = plan.tap_step[1] * tile[2];
     for (int y = ty; y < tile[1]; y += by) {
-      const int f = first[1][y], n = taps[1][y];
-      for (int z = 0; z < nw[0]; ++z)
+      const int first = f.first[1][y], n = f.taps[1][y];
+      for (int z = 0; z < f.nw[0]; ++z)
         for (int x = tx; x < tile[2]; x += bx) {
-          const A* src = rows + (z * wmax[1] + f) * tile[2] + x;
+          const A* src = f.rows + (z * wmax[1] + first) * tile[2] + x;
           A s = A(0);
-          for (int t = 0; t < n; ++t) s += src[t * step1];
-          slab[(z * tile[1] + y) * tile[2] + x] = s;
+          for (int t = 0; t < n; ++t) s += src[t * step];
+          f.slab[(z * tile[1] + y) * tile[2] + x] = s;
         }
     }
-    barrier();
+  }
 
-    // D, and the one write of each dx element.
-    const int step0 = plan.tap_step[0] * tile[1] * tile[2];
-    for (int z = 0; z < tile[0] && i0[0] + z < g.axis[0].in; ++z) {
-      const int f = first[0][z], n = taps[0][z];
-      for (int y = ty; y < tile[1] && i0[1] + y < g.axis[1].in; y += by) {
-        T* dst = dx + g.in_point(outer, i0[0] + z, i0[1] + y, i0[2]);
-        for (int x = tx; x < tile[2] && i0[2] + x < g.axis[2].in; x += bx) {
-          const A* src = slab + (f * tile[1] + y) * tile[2] + x;
+  // Phase 5, D, and the one write of each dx element.
+  PG_HD void sum_d_and_store(const Frame& f, int tx, int ty, int bx, int by) const {
+    const int* tile = plan.tile;
+    const int step = plan.tap_step[0] * tile[1] * tile[2];
+    for (int z = 0; z < tile[0] && f.i0[0] + z < g.axis[0].in; ++z) {
+      const int first = f.first[0][z], n = f.taps[0][z];
+      for (int y = ty; y < tile[1] && f.i0[1] + y < g.axis[1].in; y += by) {
+        T* dst = dx + g.in_point(f.outer, f.i0[0] + z, f.i0[1] + y, f.i0[2]);
+        for (int x = tx; x < tile[2] && f.i0[2] + x < g.axis[2].in; x += bx) {
+          const A* src = f.slab + (first * tile[1] + y) * tile[2] + x;
           A s = A(0);
-          for (int t = 0; t < n; ++t) s += src[t * step0];
+          for (int t = 0; t < n; ++t) s += src[t * step];
           dst[x] = from_accum<T>(s);
         }
       }
     }
-    // The next tile rewrites the tables and the slab.
-    barrier();
   }
 };
 
@@ -219,35 +238,48 @@ AvgTiledBlock<T, Idx> make_avg_tiled_block(const Problem& p, const AvgTilePlan& 
   return blk;
 }
 
-struct SequentialPhases {
-  PG_HD void operator()() const {}
-};
+// The CPU backend runs a block as kCpuCols x kCpuRows emulated threads, phase by phase, so the
+// thread-strided loops the GPU runs are exercised too (with a shape unlike 32 x 8 on purpose).
+inline constexpr int kCpuCols = 5, kCpuRows = 3;
 
 template <class T, class Idx>
 struct AvgTiledOnCpu {
   AvgTiledBlock<T, Idx> block;
   void operator()(Idx tile_id) const {
     alignas(16) unsigned char smem[kAvgTileBytes];
-    block.run(tile_id, 0, 0, 1, 1, smem, SequentialPhases{});
+    const auto f = block.frame(tile_id, smem);
+    auto every_thread = [&](auto phase) {
+      for (int ty = 0; ty < kCpuRows; ++ty)
+        for (int tx = 0; tx < kCpuCols; ++tx) phase(tx, ty);
+    };
+    every_thread([&](int tx, int ty) { block.tables(f, tx, ty, kCpuCols, kCpuRows); });
+    every_thread([&](int tx, int ty) { block.load(f, tx, ty, kCpuCols, kCpuRows); });
+    every_thread([&](int tx, int ty) { block.sum_w(f, tx, ty, kCpuCols, kCpuRows); });
+    every_thread([&](int tx, int ty) { block.sum_h(f, tx, ty, kCpuCols, kCpuRows); });
+    every_thread([&](int tx, int ty) { block.sum_d_and_store(f, tx, ty, kCpuCols, kCpuRows); });
   }
 };
 
 #if PG_GPU_COMPILER
 
-struct BlockBarrier {
-  PG_HD void operator()() const {
-#if PG_DEVICE_PASS
-    __syncthreads();
-#endif
-  }
-};
-
 template <class T, class Idx>
 __global__ void __launch_bounds__(kAvgTileX * kAvgBlockRows) avg_tiled_kernel(AvgTiledBlock<T, Idx> block, Idx tiles) {
   extern __shared__ double avg_tile_smem[];
-  for (Idx t = blockIdx.x; t < tiles; t += gridDim.x)
-    block.run(t, threadIdx.x, threadIdx.y, blockDim.x, blockDim.y,
-              reinterpret_cast<unsigned char*>(avg_tile_smem), BlockBarrier{});
+  const int tx = threadIdx.x, ty = threadIdx.y, bx = blockDim.x, by = blockDim.y;
+  for (Idx t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const auto f = block.frame(t, reinterpret_cast<unsigned char*>(avg_tile_smem));
+    block.tables(f, tx, ty, bx, by);
+    __syncthreads();
+    block.load(f, tx, ty, bx, by);
+    __syncthreads();
+    block.sum_w(f, tx, ty, bx, by);
+    __syncthreads();
+    block.sum_h(f, tx, ty, bx, by);
+    __syncthreads();
+    block.sum_d_and_store(f, tx, ty, bx, by);
+    // The next tile rewrites the tables and the slab.
+    __syncthreads();
+  }
 }
 
 #endif
