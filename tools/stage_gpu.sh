@@ -11,6 +11,10 @@ if ! ar t "$build/src/libpoolgrad_core.a" | grep -q "gpu_backend.cu"; then
   echo "stage_gpu: $build has no GPU backend (configure with nvcc on PATH or -Dgpu=cuda)" >&2
   exit 2
 fi
+if "$build/src/poolgrad" variants | grep -q "no gpu in this build"; then
+  echo "stage_gpu: some variants are missing from the GPU unit; rebuild $build" >&2
+  exit 2
+fi
 rm -rf .carry && mkdir -p .carry/bin .carry/lib
 cp "$build/src/poolgrad" "$build/tests/backend_tests" "$build/fuzz/fuzz_variants" "$build/bench/pool_bench" .carry/bin/
 for t in "$build"/tests/*_kernel_tests; do [ -x "$t" ] && cp "$t" .carry/bin/; done
