@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, from the staged .carry/ (tools/stage_gpu.sh). Writes logs and JSON
-# under $OUT.
+# under $OUT (at most 8 files come back: test logs go into one tests.log, failure cases into
+# failures.tgz).
 #   tests  the gpu suite: every test binary with --backend=gpu (default case counts)
 #   long   the fuzz suite with POOLGRAD_FUZZ_CASES=${CASES:-10000} per variant
 #   bench  the benchmark (JSON) and PyTorch's figures on the same GPU, same session
@@ -10,7 +11,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 export LD_LIBRARY_PATH=$here/lib:${LD_LIBRARY_PATH:-}
 out=${OUT:-/tmp/poolgrad-out}
 mkdir -p "$out"
-export POOLGRAD_FAILURE_DIR=$out/failures
+failures=$(mktemp -d)
+export POOLGRAD_FAILURE_DIR=$failures
 status=0
 
 run_tests() {
@@ -19,9 +21,10 @@ run_tests() {
   "$here/bin/poolgrad" check > "$out/check.log" 2>&1 || status=1
   tail -n 40 "$out/check.log"
   for t in "$here"/bin/*_tests "$here/bin/fuzz_variants"; do
-    POOLGRAD_FUZZ_DEFAULT=1000 "$t" --backend=gpu > "$out/$(basename "$t").log" 2>&1 || { status=1; echo "FAILED: $t"; }
-    grep -E "^\[  (PASSED|FAILED)|^\[  SKIPPED|^\[       OK|FAILED  \]" "$out/$(basename "$t").log" | tail -n 30
+    echo "=== $(basename "$t") --backend=gpu" >> "$out/tests.log"
+    POOLGRAD_FUZZ_DEFAULT=1000 "$t" --backend=gpu >> "$out/tests.log" 2>&1 || { status=1; echo "FAILED: $t"; }
   done
+  grep -E "^=== |^\[  (PASSED|FAILED)|^\[  SKIPPED|FAILED  \]" "$out/tests.log"
 }
 
 run_long() {
@@ -42,4 +45,5 @@ case "${1:-all}" in
   all) run_tests; run_bench ;;
   *) echo "usage: run_gpu.sh tests|long|bench|all" >&2; exit 2 ;;
 esac
+if [ -n "$(ls -A "$failures")" ]; then tar -czf "$out/failures.tgz" -C "$failures" .; fi
 exit $status
