@@ -5,6 +5,7 @@
 #   tests  the gpu suite: every test binary with --backend=gpu (default case counts)
 #   long   the fuzz suite with POOLGRAD_FUZZ_CASES=${CASES:-10000} per variant
 #   bench  the benchmark (JSON) and PyTorch's figures on the same GPU, same session
+#          (BENCH_ARGS passes e.g. --benchmark_filter=max; SKIP_PYTORCH=1 skips PyTorch)
 #   all    tests, then bench
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -35,7 +36,7 @@ run_long() {
 run_bench() {
   "$here/bin/pool_bench" --benchmark_out="$out/pool_bench.json" --benchmark_out_format=json \
     --benchmark_min_time=0.2 ${BENCH_ARGS:-} 2>&1 | tee "$out/pool_bench.log" | grep -vE "^-+$" | tail -n 120
-  python3 "$here/pytorch_baseline.py" --out "$out/pytorch.json" 2>&1 | tail -n 20
+  [ -n "${SKIP_PYTORCH:-}" ] || python3 "$here/pytorch_baseline.py" --out "$out/pytorch.json" 2>&1 | tail -n 20
 }
 
 case "${1:-all}" in

@@ -15,10 +15,11 @@ if "$build/src/poolgrad" variants | grep -q "no gpu in this build"; then
   echo "stage_gpu: some variants are missing from the GPU unit; rebuild $build" >&2
   exit 2
 fi
-rm -rf .carry && mkdir -p .carry/bin .carry/lib
-cp "$build/src/poolgrad" "$build/tests/backend_tests" "$build/fuzz/fuzz_variants" "$build/bench/pool_bench" .carry/bin/
-for t in "$build"/tests/*_kernel_tests; do [ -x "$t" ] && cp "$t" .carry/bin/; done
-ldd "$build/bench/pool_bench" | awk '/libbenchmark/ {print $3}' | xargs -r cp -L -t .carry/lib/
-cp tools/run_gpu.sh .carry/run_gpu.sh
-cp bench/pytorch_baseline.py .carry/
-du -sh .carry
+carry=${CARRY_DIR:-.carry}
+rm -rf "$carry" && mkdir -p "$carry/bin" "$carry/lib"
+cp "$build/src/poolgrad" "$build/tests/backend_tests" "$build/fuzz/fuzz_variants" "$build/bench/pool_bench" "$carry/bin/"
+for t in "$build"/tests/*_kernel_tests; do [ -x "$t" ] && cp "$t" "$carry/bin/"; done
+ldd "$build/bench/pool_bench" | awk '/libbenchmark/ {print $3}' | xargs -r cp -L -t "$carry/lib/"
+cp tools/run_gpu.sh "$carry/run_gpu.sh"
+cp bench/pytorch_baseline.py "$carry/"
+du -sh "$carry"
