@@ -50,32 +50,43 @@ double measure_memcpy_gbps(Backend& b, size_t bytes, int reps) {
   return 2.0 * static_cast<double>(bytes) / (best * 1e-3) / 1e9;
 }
 
-void bench_memcpy(benchmark::State& state, size_t bytes) {
+// Launches per timed batch, so that host-side launch overhead (between the start event and
+// the kernel) hides behind queued work: about 1 ms of GPU time per batch.
+template <class Launch>
+int launches_per_batch(Backend& b, const Launch& launch) {
+  b.timer_start();
+  launch();
+  const double once = b.timer_stop_ms();
+  return static_cast<int>(std::clamp(1.0 / std::max(once, 1e-3), 1.0, 100.0));
+}
+
+// The benchmark loop: GPU events around a batch of back-to-back launches, time per launch.
+template <class Launch>
+void timed_loop(benchmark::State& state, double bytes_per_launch, const Launch& launch) {
   Backend& b = *g_backend;
-  Buffer src(b, bytes), dst(b, bytes);
+  launch();
+  b.synchronize();
+  const int reps = launches_per_batch(b, launch);
   double total = 0;
   for (auto _ : state) {
     b.timer_start();
-    b.copy(dst.get(), src.get(), bytes);
-    const double ms = b.timer_stop_ms();
+    for (int r = 0; r < reps; ++r) launch();
+    const double ms = b.timer_stop_ms() / reps;
     total += ms;
     state.SetIterationTime(ms * 1e-3);
   }
-  set_rate(state, 2.0 * static_cast<double>(bytes), total);
+  set_rate(state, bytes_per_launch, total);
+  state.counters["launches_per_batch"] = reps;
+}
+
+void bench_memcpy(benchmark::State& state, size_t bytes) {
+  Buffer src(*g_backend, bytes), dst(*g_backend, bytes);
+  timed_loop(state, 2.0 * static_cast<double>(bytes), [&] { g_backend->copy(dst.get(), src.get(), bytes); });
 }
 
 void bench_copy_kernel(benchmark::State& state, size_t bytes) {
-  Backend& b = *g_backend;
-  Buffer src(b, bytes), dst(b, bytes);
-  double total = 0;
-  for (auto _ : state) {
-    b.timer_start();
-    copy_kernel(b, dst.get(), src.get(), bytes);
-    const double ms = b.timer_stop_ms();
-    total += ms;
-    state.SetIterationTime(ms * 1e-3);
-  }
-  set_rate(state, 2.0 * static_cast<double>(bytes), total);
+  Buffer src(*g_backend, bytes), dst(*g_backend, bytes);
+  timed_loop(state, 2.0 * static_cast<double>(bytes), [&] { copy_kernel(*g_backend, dst.get(), src.get(), bytes); });
 }
 
 // The oracle's answer for a row with the batch cut to 1: every (n, c) plane is computed the
@@ -111,15 +122,6 @@ std::shared_ptr<const Expected> full_inputs(const Row& row, const DataSpec& spec
   return slot;
 }
 
-// Launches per timed batch, so that host-side launch overhead (between the start event and
-// the kernel) hides behind queued work: about 1 ms of GPU time per batch.
-int launches_per_batch(Backend& b, PreparedRun& run) {
-  b.timer_start();
-  run.launch();
-  const double once = b.timer_stop_ms();
-  return static_cast<int>(std::clamp(1.0 / std::max(once, 1e-3), 1.0, 100.0));
-}
-
 void bench_variant(benchmark::State& state, const Variant* v, Row row) {
   Backend& b = *g_backend;
   const DataSpec spec{7, DataKind::real};
@@ -139,19 +141,7 @@ void bench_variant(benchmark::State& state, const Variant* v, Row row) {
     return;
   }
   PreparedRun run(b, *v, row.problem, spec, full_inputs(row, spec));
-  run.launch();
-  b.synchronize();
-  const int reps = launches_per_batch(b, run);
-  double total = 0;
-  for (auto _ : state) {
-    b.timer_start();
-    for (int r = 0; r < reps; ++r) run.launch();
-    const double ms = b.timer_stop_ms() / reps;
-    total += ms;
-    state.SetIterationTime(ms * 1e-3);
-  }
-  set_rate(state, static_cast<double>(run.minimal_bytes()), total);
-  state.counters["launches_per_batch"] = reps;
+  timed_loop(state, static_cast<double>(run.minimal_bytes()), [&] { run.launch(); });
   state.SetLabel(row.name);
 }
 
