@@ -39,8 +39,8 @@ def main():
 
     out = []
     out.append(f"# Benchmark report: {ctx['device']}, {ctx['date']}\n")
-    out.append(f"Command: `{ctx['command']}`; PyTorch figures: `{torch['command']}` "
-               f"(PyTorch {torch['torch']}, {torch['date']}, same machine and session).\n")
+    out.append(f"Command: `{ctx['command']}`; PyTorch figures: `{torch.get('command', sys.argv[2])}` "
+               f"(PyTorch {torch.get('torch', '?')}, {torch.get('date', '?')}, {torch.get('device', '?')}).\n")
     out.append(f"Copy ceiling (hipMemcpy device-to-device, read + write): **{ceiling:.0f} GB/s**; "
                f"PyTorch's own 4 GiB copy in its run: {torch['copy_gbs']:.0f} GB/s.\n")
     for row, e in copies:
