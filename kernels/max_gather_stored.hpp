@@ -7,6 +7,7 @@
 #include "../src/registry.hpp"
 #include "exec.hpp"
 #include "max_dispatch.hpp"
+#include "max_gather_fixed.hpp"
 #include "max_geometry.hpp"
 
 namespace pg {
@@ -144,6 +145,7 @@ struct MaxGatherStored {
 
   template <class Exec>
   static void launch_with(const Exec& ex, const Problem& p, const BwdBuffers& b, IndexWidth width) {
+    if (launch_max_gather_fixed(ex, p, b, width)) return;
     const bool runs = p.layout == Layout::channels_first &&
                       (p.index_format == IndexFormat::plane || p.index_format == IndexFormat::global_row);
     dispatch_max(p, width, {b.dy, b.indices, b.dx}, [&]<class T, class Idx, int A0, int V>() {

@@ -283,6 +283,35 @@ TEST(MaxKernels, Int64PathMatchesOnSmallProblems) {
       }
 }
 
+TEST(MaxKernels, FixedWindowFastPath) {
+  // max.gather.stored compiles k3s2, k2s2 and k3s1 windows without dilation in: 2D and 3D,
+  // ceil overhang, widths with and without a short last run, plane and global_row indices,
+  // both layouts (channels-last takes its own path when C is a multiple of the vector width).
+  struct Window {
+    int64_t k, s, pad;
+  };
+  for (DType t : {DType::f32, DType::f16})
+    for (Window win : {Window{3, 2, 1}, Window{2, 2, 0}, Window{3, 1, 1}, Window{3, 2, 0}})
+      for (int64_t w : {4, 7, 8, 13, 16})
+        for (bool ceil : {false, true})
+          for (int dims : {2, 3})
+            for (Layout layout : {Layout::channels_first, Layout::channels_last}) {
+              Problem p = dims == 2 ? make(2, 2, 3, {6, w}, {win.k, win.k}, {win.s, win.s}, {win.pad, win.pad},
+                                           {win.pad, win.pad})
+                                    : make(3, 1, 2, {5, 4, w}, {win.k, win.k, win.k}, {win.s, win.s, win.s},
+                                           {win.pad, win.pad, win.pad}, {win.pad, win.pad, win.pad});
+              p.dtype = t;
+              p.layout = layout;
+              if (layout == Layout::channels_last) p.c = 8;
+              p.ceil_mode = ceil;
+              p.index_format = w % 2 ? IndexFormat::global_row : IndexFormat::plane;
+              p.tie = w % 4 == 0 ? TieRule::last : TieRule::first;
+              finalize(p);
+              SCOPED_TRACE(to_string(p));
+              expect_all_pass(p, static_cast<uint64_t>(w + dims), DataKind::ints);
+            }
+}
+
 // Indices no window of the oracle produces: negative, past the plane, another plane's, and an
 // in-bounds position that is not a tap of its window. Each is skipped: dx stays all zero and
 // nothing outside dx is written.

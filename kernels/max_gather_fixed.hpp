@@ -1,0 +1,253 @@
+// max.gather.stored's fast path for the windows networks use: the same kernel K and stride S
+// on every non-trivial axis, no dilation, int64 plane or global_row indices, int32 offsets.
+// Channels-first: a work item is a run of R dx elements along W that leaves in one 16-byte
+// store, like the generic run item, but with K and S known at compile time the windows that
+// cover the run form a box of at most CH x CW windows (CH per row axis, CW along W). The box is
+// unrolled, so all its index loads can be in flight at once instead of one per iteration of
+// runtime-bounded loops, the division by S is a multiply, the tap test is two compares instead
+// of a divider, and no index type or format is switched on per load.
+#pragma once
+
+#include <cstdint>
+
+#include "../src/numeric.hpp"
+#include "../src/problem.hpp"
+#include "../src/registry.hpp"
+#include "divider.hpp"
+#include "max_dispatch.hpp"
+#include "pack.hpp"
+
+namespace pg {
+
+// Windows along one axis whose span meets n consecutive coordinates: at most this many.
+template <int K, int S>
+PG_HD constexpr int covering_count(int n) {
+  return (n - 1 + K - 1) / S + 1;
+}
+
+template <class T, int A0, int K, int S, int R>
+struct MaxGatherFixedItem {
+  const T* dy;
+  const int64_t* indices;
+  T* dx;
+  Divider<int32_t> runs_div;     // runs per row: ceil(W / R)
+  Divider<int32_t> in_div[2];    // D, H: unpack a row number into (nc, d, h)
+  int32_t in[kAxes], out[kAxes], pb[kAxes];
+  int32_t in_plane, out_plane;
+  bool global_row;    // stored indices count from the tensor's origin, not the plane's
+  bool packed_store;  // W % R == 0 and dx 16-byte aligned
+
+  // Windows whose span holds padded coordinate t = q + pad: o * S <= t <= o * S + K - 1.
+  PG_HD static int32_t first_window(int32_t t) {
+    return t < K ? 0 : static_cast<int32_t>(static_cast<uint32_t>(t - K + S) / S);
+  }
+  PG_HD static int32_t last_window(int32_t t, int32_t out_len) {
+    const int32_t o = static_cast<int32_t>(static_cast<uint32_t>(t) / S);
+    return o < out_len - 1 ? o : out_len - 1;
+  }
+
+  PG_HD void operator()(int32_t e) const {
+    const int32_t row = runs_div.div(e);
+    const int32_t w0 = (e - row * static_cast<int32_t>(runs_div.divisor)) * R;
+    int32_t q[kAxes] = {0, 0, w0}, r = row;
+    for (int a = 1; a >= A0; --a) {
+      const int32_t rest = in_div[a].div(r);
+      q[a] = r - rest * in[a];
+      r = rest;
+    }
+    const int32_t nc = r;
+    int32_t lo[2] = {0, 0}, hi[2] = {0, 0};
+    for (int a = A0; a < 2; ++a) {
+      lo[a] = first_window(q[a] + pb[a]);
+      hi[a] = last_window(q[a] + pb[a], out[a]);
+    }
+    const int32_t lo_w = first_window(w0 + pb[2]);
+    const int32_t hi_w = last_window(w0 + pb[2] + R - 1, out[2]);
+    const int32_t lin0 = (q[0] * in[1] + q[1]) * in[2] + w0;
+    const int64_t first = (global_row ? static_cast<int64_t>(nc) * in_plane : 0) + lin0;
+    const int32_t run_len = in[2] - w0 < R ? in[2] - w0 : R;  // the last run of a row may be short
+    const int32_t out_base = nc * out_plane;
+    constexpr int CH = covering_count<K, S>(1), CW = covering_count<K, S>(R), CD = A0 == 0 ? CH : 1;
+    accum_t<T> acc[R] = {};
+#pragma unroll
+    for (int i0 = 0; i0 < CD; ++i0) {
+#pragma unroll
+      for (int i1 = 0; i1 < CH; ++i1) {
+        const bool row_ok = lo[0] + i0 <= hi[0] && lo[1] + i1 <= hi[1];
+        const int32_t row_at = out_base + ((lo[0] + i0) * out[1] + lo[1] + i1) * out[2] + lo_w;
+        // Run element a window picked, or -1: its stored index is first + j with j one of the
+        // window's taps inside the run.
+        int32_t pick[CW];
+#pragma unroll
+        for (int c = 0; c < CW; ++c) {
+          pick[c] = -1;
+          if (row_ok && lo_w + c <= hi_w) {
+            const int64_t j = indices[row_at + c] - first;
+            const int32_t tap0 = (lo_w + c) * S - pb[2] - w0;  // window's first tap, run-relative
+            const int32_t jlo = tap0 > 0 ? tap0 : 0;
+            const int32_t jhi = tap0 + K - 1 < run_len - 1 ? tap0 + K - 1 : run_len - 1;
+            if (j >= jlo && j <= jhi) pick[c] = static_cast<int32_t>(j);
+          }
+        }
+#pragma unroll
+        for (int c = 0; c < CW; ++c) {
+          if (pick[c] < 0) continue;
+          const accum_t<T> grad = to_float(dy[row_at + c]);
+#pragma unroll
+          for (int k = 0; k < R; ++k)
+            if (k == pick[c]) acc[k] += grad;
+        }
+      }
+    }
+    const int32_t at = nc * in_plane + lin0;
+    if (packed_store) {
+      Pack<T, R> v;
+#pragma unroll
+      for (int k = 0; k < R; ++k) v.v[k] = from_accum<T>(acc[k]);
+      store_pack<R>(dx, at, v);
+    } else {
+#pragma unroll
+      for (int k = 0; k < R; ++k)
+        if (k < run_len) dx[at + k] = from_accum<T>(acc[k]);
+    }
+  }
+};
+
+// Channels-last: a work item is V consecutive channels of one input position (16-byte dx
+// store); each covering window's V indices are contiguous, so they arrive as 16-byte loads.
+// The position is a tap of every window in the box (no dilation), so a window picked channel j
+// exactly when its stored index is that channel's encoding of this position.
+template <class T, int A0, int K, int S, int V>
+struct MaxGatherFixedClItem {
+  const T* dy;
+  const int64_t* indices;
+  T* dx;
+  Divider<int32_t> groups_div;   // channel groups of V per position
+  Divider<int32_t> in_div[kAxes];
+  int32_t in[kAxes], out[kAxes], pb[kAxes];
+  int32_t c, in_plane, out_plane;
+  bool global_row;
+
+  PG_HD void operator()(int32_t e) const {
+    using Item = MaxGatherFixedItem<T, A0, K, S, V>;
+    const int32_t pos = groups_div.div(e);
+    const int32_t c0 = (e - pos * static_cast<int32_t>(groups_div.divisor)) * V;
+    int32_t q[kAxes] = {0, 0, 0}, r = pos;
+    for (int a = kAxes - 1; a >= A0; --a) {
+      const int32_t rest = in_div[a].div(r);
+      q[a] = r - rest * in[a];
+      r = rest;
+    }
+    const int32_t n = r;
+    int32_t lo[kAxes] = {0, 0, 0}, hi[kAxes] = {0, 0, 0};
+    for (int a = A0; a < kAxes; ++a) {
+      lo[a] = Item::first_window(q[a] + pb[a]);
+      hi[a] = Item::last_window(q[a] + pb[a], out[a]);
+    }
+    const int32_t lin = (q[0] * in[1] + q[1]) * in[2] + q[2];
+    int64_t mine[V];
+#pragma unroll
+    for (int j = 0; j < V; ++j)
+      mine[j] = (global_row ? static_cast<int64_t>(n * c + c0 + j) * in_plane : 0) + lin;
+    const int32_t out_base = n * out_plane * c + c0;
+    constexpr int CH = covering_count<K, S>(1), CD = A0 == 0 ? CH : 1;
+    accum_t<T> acc[V] = {};
+#pragma unroll
+    for (int i0 = 0; i0 < CD; ++i0)
+#pragma unroll
+      for (int i1 = 0; i1 < CH; ++i1)
+#pragma unroll
+        for (int i2 = 0; i2 < CH; ++i2) {
+          if (lo[0] + i0 > hi[0] || lo[1] + i1 > hi[1] || lo[2] + i2 > hi[2]) continue;
+          const int32_t at = out_base + (((lo[0] + i0) * out[1] + lo[1] + i1) * out[2] + lo[2] + i2) * c;
+          const Pack<int64_t, V> stored = load_pack<V>(indices, at);
+          bool match[V], any = false;
+#pragma unroll
+          for (int j = 0; j < V; ++j) {
+            match[j] = stored.v[j] == mine[j];
+            any = any || match[j];
+          }
+          if (!any) continue;
+          const Pack<T, V> grad = load_pack<V>(dy, at);
+#pragma unroll
+          for (int j = 0; j < V; ++j)
+            if (match[j]) acc[j] += to_float(grad.v[j]);
+        }
+    Pack<T, V> v;
+#pragma unroll
+    for (int j = 0; j < V; ++j) v.v[j] = from_accum<T>(acc[j]);
+    store_pack<V>(dx, (n * in_plane + lin) * c + c0, v);
+  }
+};
+
+// Launches the fast path when p has its shape; false leaves p to the generic path.
+template <class Exec>
+bool launch_max_gather_fixed(const Exec& ex, const Problem& p, const BwdBuffers& b, IndexWidth width) {
+  if (p.index_type != IndexType::i64 || !uses_int32(p, width) ||
+      (p.index_format != IndexFormat::plane && p.index_format != IndexFormat::global_row))
+    return false;
+  const int a0 = leading_axis_trivial(p) ? 1 : 0;
+  for (int a = a0; a < kAxes; ++a)
+    if (p.dilation[a] != 1 || p.kernel[a] != p.kernel[2] || p.stride[a] != p.stride[2]) return false;
+  bool ran = false;
+  const auto run = [&]<int K, int S>() {
+    if (ran || p.kernel[2] != K || p.stride[2] != S) return;
+    with_dtype(p.dtype, [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (sizeof(T) <= 4) {
+        constexpr int R = vector_lanes<T>;
+        const bool cl = p.layout == Layout::channels_last;
+        if (cl && (p.c % R != 0 || !aligned16(b.dy) || !aligned16(b.indices) || !aligned16(b.dx))) return;
+        const auto go_cl = [&]<int A0>() {
+          MaxGatherFixedClItem<T, A0, K, S, R> item;
+          item.dy = static_cast<const T*>(b.dy);
+          item.indices = static_cast<const int64_t*>(b.indices);
+          item.dx = static_cast<T*>(b.dx);
+          item.groups_div = Divider<int32_t>(p.c / R);
+          for (int a = 0; a < kAxes; ++a) {
+            item.in_div[a] = Divider<int32_t>(p.in[a]);
+            item.in[a] = static_cast<int32_t>(p.in[a]);
+            item.out[a] = static_cast<int32_t>(p.out[a]);
+            item.pb[a] = static_cast<int32_t>(p.pad_begin[a]);
+          }
+          item.c = static_cast<int32_t>(p.c);
+          item.in_plane = static_cast<int32_t>(p.in_plane());
+          item.out_plane = static_cast<int32_t>(p.out_plane());
+          item.global_row = p.index_format == IndexFormat::global_row;
+          ex.template for_each<int32_t>(p.in_elems() / R, item);
+          ran = true;
+        };
+        const auto go = [&]<int A0>() {
+          MaxGatherFixedItem<T, A0, K, S, R> item;
+          item.dy = static_cast<const T*>(b.dy);
+          item.indices = static_cast<const int64_t*>(b.indices);
+          item.dx = static_cast<T*>(b.dx);
+          const int64_t per_row = (p.in[2] + R - 1) / R;
+          item.runs_div = Divider<int32_t>(per_row);
+          for (int a = 0; a < 2; ++a) item.in_div[a] = Divider<int32_t>(p.in[a]);
+          for (int a = 0; a < kAxes; ++a) {
+            item.in[a] = static_cast<int32_t>(p.in[a]);
+            item.out[a] = static_cast<int32_t>(p.out[a]);
+            item.pb[a] = static_cast<int32_t>(p.pad_begin[a]);
+          }
+          item.in_plane = static_cast<int32_t>(p.in_plane());
+          item.out_plane = static_cast<int32_t>(p.out_plane());
+          item.global_row = p.index_format == IndexFormat::global_row;
+          item.packed_store = p.in[2] % R == 0 && aligned16(b.dx);
+          ex.template for_each<int32_t>(p.in_elems() / p.in[2] * per_row, item);
+          ran = true;
+        };
+        if (cl && a0 == 1) go_cl.template operator()<1>();
+        else if (cl) go_cl.template operator()<0>();
+        else if (a0 == 1) go.template operator()<1>();
+        else go.template operator()<0>();
+      }
+    });
+  };
+  run.template operator()<3, 2>();
+  run.template operator()<2, 2>();
+  run.template operator()<3, 1>();
+  return ran;
+}
+
+}  // namespace pg
