@@ -2,10 +2,12 @@
 // window covers a dx element, found with one division per axis. One work item per group of V
 // consecutive dx elements writes each exactly once: dy / divisor for a tap, 0 for an element
 // no window covers. Bytes moved: dy read once (neighbouring lanes share it in cache), dx
-// written once; no zeroing pass, no atomics.
+// written once; no zeroing pass, no atomics. Windows that tile the input exactly take the broadcast of
+// avg_direct_exact.hpp.
 #pragma once
 
 #include "../src/registry.hpp"
+#include "avg_direct_exact.hpp"
 #include "avg_geometry.hpp"
 #include "exec.hpp"
 
@@ -73,6 +75,24 @@ struct AvgDirect {
   }
   static size_t workspace_bytes(const Problem&) { return 0; }
 
+  // Exact tilings broadcast dy (avg_direct_exact.hpp); channels-first only for k2 along W.
+  // False when p is not one.
+  template <class T, class Idx, bool kChannelsLast, int V, class Exec>
+  static bool launch_exact(const Exec& ex, const Problem& p, const BwdBuffers& b) {
+    if constexpr (V == 1) {
+      return false;
+    } else {
+      if (!avg_direct_exact_applies(p) || (!kChannelsLast && p.kernel[2] != 2)) return false;
+      using Body = AvgDirectExactBody<T, Idx, kChannelsLast, V, kChannelsLast ? 1 : 2>;
+      const int64_t packs = kChannelsLast ? p.c / V : p.out[2] / Body::G;
+      const int64_t divisor = p.has_divisor_override ? p.divisor_override : p.taps();
+      ex.template for_each<Idx>(p.out_elems() / Body::G,
+                                Body{make_avg_shape<Idx>(p), Divider<Idx>(static_cast<Idx>(packs)),
+                                     static_cast<accum_t<T>>(divisor), static_cast<const T*>(b.dy), static_cast<T*>(b.dx)});
+      return true;
+    }
+  }
+
   template <class Exec>
   static void launch(const Exec& ex, const Problem& p, const BwdBuffers& b) {
     with_avg_types(p, [&](auto tag, auto idx) {
@@ -81,6 +101,7 @@ struct AvgDirect {
       with_dx_groups<T, Idx>(p, b, [&](auto channels_last, auto vec) {
         constexpr bool kChannelsLast = decltype(channels_last)::value;
         constexpr int V = decltype(vec)::value;
+        if (launch_exact<T, Idx, kChannelsLast, V>(ex, p, b)) return;
         const int64_t row = kChannelsLast ? p.c : p.in[2];
         ex.template for_each<Idx>(p.in_elems() / V, AvgDirectBody<T, Idx, kChannelsLast, V>{
             make_avg_shape<Idx>(p), Divider<Idx>(static_cast<Idx>(row / V)),

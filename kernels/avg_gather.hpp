@@ -1,10 +1,12 @@
 // avg.gather: one work item per group of V consecutive dx elements (along W in channels-first,
 // along C in channels-last), summing dy / divisor over every window that has the element as a
 // tap. Every dx element is written once, with no zeroing pass and no atomics, in a fixed order:
-// deterministic. Works for every problem.
+// deterministic. Works for every problem; k3 s1 p1 in channels-first takes the sliding box sums
+// of avg_box3.hpp.
 #pragma once
 
 #include "../src/registry.hpp"
+#include "avg_box3.hpp"
 #include "avg_geometry.hpp"
 #include "exec.hpp"
 
@@ -79,6 +81,28 @@ struct AvgGather {
   static Support supports(const Problem&) { return Support::yes(); }
   static size_t workspace_bytes(const Problem&) { return 0; }
 
+  // k3 s1 p1 in channels-first: box sums sliding along D (avg_box3.hpp). False when p is not
+  // that case.
+  template <class T, class Idx, bool kChannelsLast, int V, class Exec>
+  static bool launch_box3(const Exec& ex, const Problem& p, const BwdBuffers& b) {
+    if constexpr (kChannelsLast || V == 1) {
+      return false;
+    } else {
+      if (!avg_box3_applies(p)) return false;
+      const auto dy = static_cast<const T*>(b.dy);
+      const auto dx = static_cast<T*>(b.dx);
+      int64_t items;
+      if (p.kernel[0] == 3) {
+        const auto body = make_avg_box3<T, Idx, V, true>(p, dy, dx, &items);
+        ex.template for_each<Idx>(items, body);
+      } else {
+        const auto body = make_avg_box3<T, Idx, V, false>(p, dy, dx, &items);
+        ex.template for_each<Idx>(items, body);
+      }
+      return true;
+    }
+  }
+
   template <class Exec>
   static void launch(const Exec& ex, const Problem& p, const BwdBuffers& b) {
     with_avg_types(p, [&](auto tag, auto idx) {
@@ -87,6 +111,7 @@ struct AvgGather {
       with_dx_groups<T, Idx>(p, b, [&](auto channels_last, auto vec) {
         constexpr bool kChannelsLast = decltype(channels_last)::value;
         constexpr int V = decltype(vec)::value;
+        if (launch_box3<T, Idx, kChannelsLast, V>(ex, p, b)) return;
         const int64_t row = kChannelsLast ? p.c : p.in[2];
         ex.template for_each<Idx>(p.in_elems() / V, AvgGatherBody<T, Idx, kChannelsLast, V>{
             make_avg_shape<Idx>(p), Divider<Idx>(static_cast<Idx>(row / V)),

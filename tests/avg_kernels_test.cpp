@@ -254,6 +254,50 @@ TEST(AvgKernels, SeveralTilesPerPlane) {
     }
 }
 
+TEST(AvgKernels, HotPaths) {
+  // The specialized paths: k3 s1 p1 box sums in avg.gather (2D and 3D, D cut into runs, W at
+  // and above the pack width, every divisor convention and an override) and the exact-tiling
+  // broadcast of avg.direct (k2 s2 p0 on even sizes, both layouts, kernel 2 x 1 x 2 too).
+  for (DType t : {DType::f32, DType::f16, DType::bf16, DType::f64}) {
+    for (Divisor rule : {Divisor::include_pad, Divisor::full_kernel, Divisor::exclude_pad})
+      for (auto in : {std::vector<int64_t>{5, 7, 16}, {3, 3, 8}, {4, 3, 4}, {9, 24}, {2, 8}}) {
+        Problem p = in.size() == 3 ? avg_problem(2, 3, {in[0], in[1], in[2]}, 3, 1, 1, rule)
+                                   : avg_problem(2, 3, {in[0], in[1]}, 3, 1, 1, rule);
+        p.dtype = t;
+        EXPECT_GE(verify_all(p, DataKind::real), 3) << to_string(p);
+      }
+    // D in runs of one plane, and in runs of three (enough items per plane that D is cut once).
+    Problem deep = avg_problem(1, 1, {600, 3, 8}, 3, 1, 1, Divisor::exclude_pad);
+    deep.dtype = t;
+    EXPECT_GE(verify_all(deep, DataKind::real), 3) << to_string(deep);
+    if (t == DType::f32) {
+      Problem wide = avg_problem(1, 1, {5, 512, 2048}, 3, 1, 1, Divisor::exclude_pad);
+      EXPECT_GE(verify_all(wide, DataKind::real), 3) << to_string(wide);
+    }
+    Problem over = avg_problem(1, 2, {4, 5, 8}, 3, 1, 1);
+    over.dtype = t;
+    over.has_divisor_override = true;
+    over.divisor_override = -7;
+    EXPECT_GE(verify_all(over, DataKind::real), 3) << to_string(over);
+    for (Layout layout : {Layout::channels_first, Layout::channels_last}) {
+      const int everyone = layout == Layout::channels_first ? 4 : 3;  // avg.gather.tiled: channels-first
+      Problem q = avg_problem(2, 8, {4, 6, 16}, 2, 2, 0);
+      q.layout = layout;
+      q.dtype = t;
+      EXPECT_EQ(verify_all(q, DataKind::real), everyone) << to_string(q);
+      Problem r = avg_problem(1, 16, {6, 16}, 2, 2, 0, Divisor::exclude_pad);
+      r.layout = layout;
+      r.dtype = t;
+      r.kernel[1] = r.stride[1] = 1;
+      finalize(r);
+      EXPECT_EQ(verify_all(r, DataKind::real), everyone) << to_string(r);
+      r.has_divisor_override = true;
+      r.divisor_override = 3;
+      EXPECT_EQ(verify_all(r, DataKind::real), everyone) << to_string(r);
+    }
+  }
+}
+
 TEST(AvgKernels, VariantsAgreeBitwiseOnExactData) {
   // With divisor_override = 1 every term is an integer and every sum is exact, so the atomic
   // scatter, the gathers and the direct store must produce the same bits.
