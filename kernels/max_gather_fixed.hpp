@@ -3,7 +3,7 @@
 // Channels-first: a work item is a run of R dx elements along W that leaves in one 16-byte
 // store, like the generic run item, but with K and S known at compile time the windows that
 // cover the run form a box of at most CH x CW windows (CH per row axis, CW along W). The box is
-// unrolled, so all its index loads can be in flight at once instead of one per iteration of
+// unrolled, so all its loads can be in flight at once instead of one per iteration of
 // runtime-bounded loops, the division by S is a multiply, the tap test is two compares instead
 // of a divider, and no index type or format is switched on per load.
 #pragma once
@@ -69,33 +69,31 @@ struct MaxGatherFixedItem {
     const int32_t out_base = nc * out_plane;
     constexpr int CH = covering_count<K, S>(1), CW = covering_count<K, S>(R), CD = A0 == 0 ? CH : 1;
     accum_t<T> acc[R] = {};
-#pragma unroll
+    // Every slot of the box loads from a clamped, always valid window and a slot outside the
+    // box only drops its match, so the loads carry no branch and all issue at once (guarded
+    // loads went out one round trip at a time). D slices run one after another to bound the
+    // registers the box holds.
+#pragma unroll 1
     for (int i0 = 0; i0 < CD; ++i0) {
 #pragma unroll
       for (int i1 = 0; i1 < CH; ++i1) {
         const bool row_ok = lo[0] + i0 <= hi[0] && lo[1] + i1 <= hi[1];
-        const int32_t row_at = out_base + ((lo[0] + i0) * out[1] + lo[1] + i1) * out[2] + lo_w;
-        // Run element a window picked, or -1: its stored index is first + j with j one of the
-        // window's taps inside the run.
-        int32_t pick[CW];
+        const int32_t od = lo[0] + i0 < out[0] ? lo[0] + i0 : out[0] - 1;
+        const int32_t oh = lo[1] + i1 < out[1] ? lo[1] + i1 : out[1] - 1;
+        const int32_t row_at = out_base + (od * out[1] + oh) * out[2];
 #pragma unroll
         for (int c = 0; c < CW; ++c) {
-          pick[c] = -1;
-          if (row_ok && lo_w + c <= hi_w) {
-            const int64_t j = indices[row_at + c] - first;
-            const int32_t tap0 = (lo_w + c) * S - pb[2] - w0;  // window's first tap, run-relative
-            const int32_t jlo = tap0 > 0 ? tap0 : 0;
-            const int32_t jhi = tap0 + K - 1 < run_len - 1 ? tap0 + K - 1 : run_len - 1;
-            if (j >= jlo && j <= jhi) pick[c] = static_cast<int32_t>(j);
-          }
-        }
-#pragma unroll
-        for (int c = 0; c < CW; ++c) {
-          if (pick[c] < 0) continue;
-          const accum_t<T> grad = to_float(dy[row_at + c]);
+          const int32_t ow = lo_w + c < out[2] ? lo_w + c : out[2] - 1;
+          const int64_t j = indices[row_at + ow] - first;
+          const accum_t<T> grad = to_float(dy[row_at + ow]);
+          // The window picked run element j when j is one of its taps inside the run.
+          const int32_t tap0 = (lo_w + c) * S - pb[2] - w0;
+          const int32_t jlo = tap0 > 0 ? tap0 : 0;
+          const int32_t jhi = tap0 + K - 1 < run_len - 1 ? tap0 + K - 1 : run_len - 1;
+          const int32_t pick = row_ok && lo_w + c <= hi_w && j >= jlo && j <= jhi ? static_cast<int32_t>(j) : -1;
 #pragma unroll
           for (int k = 0; k < R; ++k)
-            if (k == pick[c]) acc[k] += grad;
+            if (pick == k) acc[k] += grad;
         }
       }
     }
@@ -152,26 +150,27 @@ struct MaxGatherFixedClItem {
     const int32_t out_base = n * out_plane * c + c0;
     constexpr int CH = covering_count<K, S>(1), CD = A0 == 0 ? CH : 1;
     accum_t<T> acc[V] = {};
-#pragma unroll
+    // Clamped, branch-free loads as in the channels-first item.
+#pragma unroll 1
     for (int i0 = 0; i0 < CD; ++i0)
 #pragma unroll
       for (int i1 = 0; i1 < CH; ++i1)
 #pragma unroll
         for (int i2 = 0; i2 < CH; ++i2) {
-          if (lo[0] + i0 > hi[0] || lo[1] + i1 > hi[1] || lo[2] + i2 > hi[2]) continue;
-          const int32_t at = out_base + (((lo[0] + i0) * out[1] + lo[1] + i1) * out[2] + lo[2] + i2) * c;
-          const Pack<int64_t, V> stored = load_pack<V>(indices, at);
-          bool match[V], any = false;
+          const int32_t i[kAxes] = {i0, i1, i2};
+          int32_t o[kAxes];
+          bool ok = true;
 #pragma unroll
-          for (int j = 0; j < V; ++j) {
-            match[j] = stored.v[j] == mine[j];
-            any = any || match[j];
+          for (int a = 0; a < kAxes; ++a) {
+            ok = ok && lo[a] + i[a] <= hi[a];
+            o[a] = lo[a] + i[a] < out[a] ? lo[a] + i[a] : out[a] - 1;
           }
-          if (!any) continue;
+          const int32_t at = out_base + ((o[0] * out[1] + o[1]) * out[2] + o[2]) * c;
+          const Pack<int64_t, V> stored = load_pack<V>(indices, at);
           const Pack<T, V> grad = load_pack<V>(dy, at);
 #pragma unroll
           for (int j = 0; j < V; ++j)
-            if (match[j]) acc[j] += to_float(grad.v[j]);
+            if (ok && stored.v[j] == mine[j]) acc[j] += to_float(grad.v[j]);
         }
     Pack<T, V> v;
 #pragma unroll
