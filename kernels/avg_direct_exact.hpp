@@ -38,12 +38,13 @@ struct AvgDirectExactBody {
 
   PG_HD void operator()(Idx gi) const {
     const Pack<T, G> d = load_pack<G>(dy, gi * G);
-    A s[G];
+    // Convert each value once (half types convert in software), then replicate.
+    T s[G];
 #pragma unroll
-    for (int v = 0; v < G; ++v) s[v] = static_cast<A>(to_float(d.v[v])) / divisor;
+    for (int v = 0; v < G; ++v) s[v] = from_accum<T>(static_cast<A>(to_float(d.v[v])) / divisor);
     Pack<T, V> out;
 #pragma unroll
-    for (int v = 0; v < V; ++v) out.v[v] = from_accum<T>(s[kChannelsLast ? v : v / KW]);
+    for (int v = 0; v < V; ++v) out.v[v] = s[kChannelsLast ? v : v / KW];
 
     const AvgAxis<Idx>& az = g.axis[0];
     const AvgAxis<Idx>& ay = g.axis[1];
