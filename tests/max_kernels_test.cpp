@@ -285,8 +285,9 @@ TEST(MaxKernels, Int64PathMatchesOnSmallProblems) {
 
 TEST(MaxKernels, FixedWindowFastPath) {
   // max.gather.stored compiles k3s2, k2s2 and k3s1 windows without dilation in: 2D and 3D,
-  // ceil overhang, widths with and without a short last run, plane and global_row indices,
-  // both layouts (channels-last takes its own path when C is a multiple of the vector width).
+  // ceil overhang, widths with and without a short last run, odd and even H, plane and
+  // global_row indices, both layouts (channels-last takes its own path when C is a multiple of
+  // the vector width).
   struct Window {
     int64_t k, s, pad;
   };
@@ -296,9 +297,11 @@ TEST(MaxKernels, FixedWindowFastPath) {
         for (bool ceil : {false, true})
           for (int dims : {2, 3})
             for (Layout layout : {Layout::channels_first, Layout::channels_last}) {
-              Problem p = dims == 2 ? make(2, 2, 3, {6, w}, {win.k, win.k}, {win.s, win.s}, {win.pad, win.pad},
+              // Odd and even H: work items cover two rows, the last one may hold only one.
+              const int64_t h = 5 + w % 2;
+              Problem p = dims == 2 ? make(2, 2, 3, {h, w}, {win.k, win.k}, {win.s, win.s}, {win.pad, win.pad},
                                            {win.pad, win.pad})
-                                    : make(3, 1, 2, {5, 4, w}, {win.k, win.k, win.k}, {win.s, win.s, win.s},
+                                    : make(3, 1, 2, {5, h - 1, w}, {win.k, win.k, win.k}, {win.s, win.s, win.s},
                                            {win.pad, win.pad, win.pad}, {win.pad, win.pad, win.pad});
               p.dtype = t;
               p.layout = layout;
