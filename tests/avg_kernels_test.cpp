@@ -191,7 +191,9 @@ TEST(AvgKernels, GapsAreExactZero) {
         const int64_t y = spatial / 10, x = spatial % 10;
         const bool covered = y % 3 != 2 && x % 3 != 2 && y < 8 && x < 8;
         EXPECT_EQ(dx[i], covered ? 1.25 : 0.0) << v->name << " at " << i;
-        if (!covered) EXPECT_FALSE(std::signbit(dx[i])) << v->name << " wrote -0 at " << i;
+        if (!covered) {
+          EXPECT_FALSE(std::signbit(dx[i])) << v->name << " wrote -0 at " << i;
+        }
       }
     }
   }
