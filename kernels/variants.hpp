@@ -8,6 +8,7 @@
 #include "avg_scatter_atomic.hpp"
 #include "max_direct_recompute.hpp"
 #include "max_direct_stored.hpp"
+#include "max_gather_block.hpp"
 #include "max_gather_recompute.hpp"
 #include "max_gather_stored.hpp"
 #include "max_scatter_recompute.hpp"
@@ -16,7 +17,7 @@
 
 namespace pg {
 
-using AllVariants = VariantList<MaxScatterStored, MaxGatherStored, MaxScatterRecompute, MaxGatherRecompute, MaxDirectStored,
-                               MaxDirectRecompute, AvgScatterAtomic, AvgGather, AvgDirect, AvgGatherTiled>;
+using AllVariants = VariantList<MaxScatterStored, MaxGatherStored, MaxGatherBlock, MaxScatterRecompute, MaxGatherRecompute,
+                               MaxDirectStored, MaxDirectRecompute, AvgScatterAtomic, AvgGather, AvgDirect, AvgGatherTiled>;
 
 }  // namespace pg
