@@ -17,7 +17,20 @@ rc::Gen<Problem> problem(GenOptions opt) {
     p.avg3d_input_at_least_kernel = false;
     p.ceil_mode = *rc::gen::arbitrary<bool>();
     const bool asymmetric = *rc::gen::weightedOneOf<bool>({{3, rc::gen::just(false)}, {1, rc::gen::just(true)}});
+    // Avg's common downsampling window (k3 s2 p1 on every axis, channels-first, W a whole number
+    // of 16-byte packs of every dtype) has a dedicated variant, avg.gather.k3s2: generate it
+    // often enough that its property does not run out of cases.
+    const bool downsample = opt.op == Op::avg && !opt.disjoint &&
+                            *rc::gen::weightedOneOf<bool>({{2, rc::gen::just(false)}, {1, rc::gen::just(true)}});
     for (int a = kAxes - p.dims; a < kAxes; ++a) {
+      if (downsample) {
+        p.kernel[a] = 3;
+        p.stride[a] = 2;
+        p.pad_begin[a] = 1;
+        p.pad_end[a] = asymmetric ? *rc::gen::inRange<int64_t>(0, 2) : 1;
+        p.in[a] = a == kAxes - 1 ? 8 * *rc::gen::inRange<int64_t>(1, 4) : *rc::gen::inRange<int64_t>(2, 12);
+        continue;
+      }
       p.kernel[a] = *rc::gen::inRange<int64_t>(1, 5);
       p.dilation[a] = *rc::gen::weightedOneOf<int64_t>({{3, rc::gen::just<int64_t>(1)}, {1, rc::gen::inRange<int64_t>(2, 4)}});
       const int64_t eff = p.effective_kernel(a);
@@ -32,7 +45,7 @@ rc::Gen<Problem> problem(GenOptions opt) {
       const int64_t min_len = std::max<int64_t>(1, eff - p.pad_begin[a] - p.pad_end[a]);
       p.in[a] = min_len + *rc::gen::inRange<int64_t>(0, 8);
     }
-    p.layout = *rc::gen::element(Layout::channels_first, Layout::channels_last);
+    p.layout = downsample ? Layout::channels_first : *rc::gen::element(Layout::channels_first, Layout::channels_last);
     p.dtype = *rc::gen::weightedOneOf<DType>({{4, rc::gen::just(DType::f32)}, {2, rc::gen::just(DType::f64)},
                                               {1, rc::gen::just(DType::f16)}, {1, rc::gen::just(DType::bf16)}});
     if (p.op == Op::avg) {

@@ -4,6 +4,7 @@
 
 #include "avg_direct.hpp"
 #include "avg_gather.hpp"
+#include "avg_gather_k3s2.hpp"
 #include "avg_gather_tiled.hpp"
 #include "avg_scatter_atomic.hpp"
 #include "max_direct_recompute.hpp"
@@ -18,6 +19,7 @@
 namespace pg {
 
 using AllVariants = VariantList<MaxScatterStored, MaxGatherStored, MaxGatherBlock, MaxScatterRecompute, MaxGatherRecompute,
-                               MaxDirectStored, MaxDirectRecompute, AvgScatterAtomic, AvgGather, AvgDirect, AvgGatherTiled>;
+                               MaxDirectStored, MaxDirectRecompute, AvgScatterAtomic, AvgGather, AvgDirect, AvgGatherTiled,
+                               AvgGatherK3S2>;
 
 }  // namespace pg

@@ -300,6 +300,38 @@ TEST(AvgKernels, HotPaths) {
   }
 }
 
+TEST(AvgKernels, StrideTwoPath) {
+  // avg.gather.k3s2 (k3 s2 p1): every divisor convention and an override, floor and ceil mode
+  // (the ceil overhang changes the last window's count per axis), odd and even D and H, one and
+  // two packs along W, D cut into runs, 2D and 1D through flat axes, every dtype.
+  const Variant* k3s2 = find_variant("avg.gather.k3s2");
+  ASSERT_NE(k3s2, nullptr);
+  for (DType t : {DType::f32, DType::f16, DType::bf16, DType::f64})
+    for (bool ceil : {false, true}) {
+      std::vector<Problem> cases;
+      for (Divisor rule : {Divisor::include_pad, Divisor::full_kernel, Divisor::exclude_pad})
+        for (auto in : {std::vector<int64_t>{7, 9, 16}, {6, 4, 8}, {3, 5, 16}, {4, 3, 32}, {11, 16}, {16}})
+          cases.push_back(in.size() == 3   ? avg_problem(2, 3, {in[0], in[1], in[2]}, 3, 2, 1, rule)
+                          : in.size() == 2 ? avg_problem(2, 3, {in[0], in[1]}, 3, 2, 1, rule)
+                                           : avg_problem(2, 3, {in[0]}, 3, 2, 1, rule));
+      cases.push_back(avg_problem(1, 1, {300, 3, 8}, 3, 2, 1, Divisor::exclude_pad));  // D in runs
+      cases.push_back(avg_problem(1, 2, {5, 7, 8}, 3, 2, 1));
+      cases.back().has_divisor_override = true;
+      cases.back().divisor_override = -7;
+      for (Problem& p : cases) {
+        p.dtype = t;
+        p.ceil_mode = ceil;
+        finalize(p);
+        EXPECT_TRUE(runs(*k3s2, p)) << to_string(p) << ": " << k3s2->supports_problem(p).why;
+        EXPECT_GE(verify_all(p, DataKind::real), 4) << to_string(p);
+      }
+    }
+  // Not the case it computes: W off the pack width, stride 1, padding 0.
+  EXPECT_FALSE(runs(*k3s2, avg_problem(1, 1, {6, 6, 10}, 3, 2, 1)));
+  EXPECT_FALSE(runs(*k3s2, avg_problem(1, 1, {6, 6, 16}, 3, 1, 1)));
+  EXPECT_FALSE(runs(*k3s2, avg_problem(1, 1, {6, 6, 16}, 3, 2, 0)));
+}
+
 TEST(AvgKernels, VariantsAgreeBitwiseOnExactData) {
   // With divisor_override = 1 every term is an integer and every sum is exact, so the atomic
   // scatter, the gathers and the direct store must produce the same bits.
