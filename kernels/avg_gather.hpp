@@ -89,6 +89,7 @@ struct AvgGather {
       return false;
     } else {
       if (!avg_box3_applies(p)) return false;
+      if (p.in_elems() == 0) return true;  // an empty batch: nothing to write, and no work items to plan
       const auto dy = static_cast<const T*>(b.dy);
       const auto dx = static_cast<T*>(b.dx);
       int64_t items;

@@ -360,6 +360,20 @@ TEST(AvgKernels, VariantsAgreeBitwiseOnExactData) {
     }
 }
 
+// An empty batch is valid and writes nothing; the fast paths plan work items per (n, c) and
+// once divided by zero here (found by review, replayed with poolgrad replay).
+TEST(AvgKernels, EmptyBatchOnEveryFastPath) {
+  for (const char* text : {
+           "op=avg3d n=0 c=3 in=4x4x8 k=3x3x3 s=1x1x1 d=1x1x1 pb=1x1x1 pe=1x1x1 ceil=0 div=exclude_pad layout=ncdhw dtype=f32",
+           "op=avg3d n=0 c=3 in=5x5x8 k=3x3x3 s=2x2x2 d=1x1x1 pb=1x1x1 pe=1x1x1 ceil=1 div=include_pad layout=ncdhw dtype=f32",
+           "op=avg3d n=0 c=3 in=4x4x8 k=2x2x2 s=2x2x2 d=1x1x1 pb=0x0x0 pe=0x0x0 ceil=0 div=include_pad layout=ncdhw dtype=f32"}) {
+    Problem p;
+    std::string error;
+    ASSERT_TRUE(parse_problem(text, &p, &error)) << error;
+    EXPECT_GT(verify_all(p), 0) << text;
+  }
+}
+
 TEST(AvgKernels, Int64IndexingBeyondTwoTo31Elements) {
   // 1 x 1 x 48000 x 48000 is 2.3e9 elements: int64 index arithmetic, never allocated here.
   Problem big = avg_problem(1, 1, {48000, 48000}, 3, 1, 1);
