@@ -22,7 +22,21 @@ rc::Gen<Problem> problem(GenOptions opt) {
     // often enough that its property does not run out of cases.
     const bool downsample = opt.op == Op::avg && !opt.disjoint &&
                             *rc::gen::weightedOneOf<bool>({{2, rc::gen::just(false)}, {1, rc::gen::just(true)}});
+    // The overlapping stride-1 window (k3 s1, padding 0 or 1) has the streaming variants
+    // (avg/max.gather.stream), tiled 32 x 32: generate it often, with W and H crossing tiles.
+    const bool box3 = !downsample && !opt.disjoint &&
+                      *rc::gen::arbitrary<bool>();
+    if (box3) p.dims = *rc::gen::inRange(2, 4);
     for (int a = kAxes - p.dims; a < kAxes; ++a) {
+      if (box3) {
+        p.kernel[a] = 3;
+        p.stride[a] = 1;
+        p.pad_begin[a] = *rc::gen::inRange<int64_t>(0, 2);
+        p.pad_end[a] = asymmetric ? *rc::gen::inRange<int64_t>(0, 2) : p.pad_begin[a];
+        const int64_t longest = a == kAxes - 1 ? 70 : a == 1 ? 40 : 7;
+        p.in[a] = std::max<int64_t>(1, 3 - p.pad_begin[a] - p.pad_end[a]) + *rc::gen::inRange<int64_t>(0, longest);
+        continue;
+      }
       if (downsample) {
         p.kernel[a] = 3;
         p.stride[a] = 2;
@@ -45,7 +59,7 @@ rc::Gen<Problem> problem(GenOptions opt) {
       const int64_t min_len = std::max<int64_t>(1, eff - p.pad_begin[a] - p.pad_end[a]);
       p.in[a] = min_len + *rc::gen::inRange<int64_t>(0, 8);
     }
-    p.layout = downsample ? Layout::channels_first : *rc::gen::element(Layout::channels_first, Layout::channels_last);
+    p.layout = downsample || box3 ? Layout::channels_first : *rc::gen::element(Layout::channels_first, Layout::channels_last);
     p.dtype = *rc::gen::weightedOneOf<DType>({{4, rc::gen::just(DType::f32)}, {2, rc::gen::just(DType::f64)},
                                               {1, rc::gen::just(DType::f16)}, {1, rc::gen::just(DType::bf16)}});
     if (p.op == Op::avg) {

@@ -5,6 +5,7 @@
 #include "avg_direct.hpp"
 #include "avg_gather.hpp"
 #include "avg_gather_k3s2.hpp"
+#include "avg_gather_stream.hpp"
 #include "avg_gather_tiled.hpp"
 #include "avg_scatter_atomic.hpp"
 #include "max_direct_recompute.hpp"
@@ -12,14 +13,15 @@
 #include "max_gather_block.hpp"
 #include "max_gather_recompute.hpp"
 #include "max_gather_stored.hpp"
+#include "max_gather_stream.hpp"
 #include "max_scatter_recompute.hpp"
 #include "max_scatter_stored.hpp"
 #include "register.hpp"
 
 namespace pg {
 
-using AllVariants = VariantList<MaxScatterStored, MaxGatherStored, MaxGatherBlock, MaxScatterRecompute, MaxGatherRecompute,
+using AllVariants = VariantList<MaxScatterStored, MaxGatherStored, MaxGatherBlock, MaxGatherStream, MaxScatterRecompute, MaxGatherRecompute,
                                MaxDirectStored, MaxDirectRecompute, AvgScatterAtomic, AvgGather, AvgDirect, AvgGatherTiled,
-                               AvgGatherK3S2>;
+                               AvgGatherK3S2, AvgGatherStream>;
 
 }  // namespace pg

@@ -300,6 +300,29 @@ TEST(AvgKernels, HotPaths) {
   }
 }
 
+TEST(AvgKernels, StreamTilesAndChunks) {
+  // avg.gather.stream (k3 s1, padding 0 or 1): several 32 x 32 tiles with partial ones at the
+  // H and W edges, D cut into chunks of one plane (few planes), of two (C = 300) and not at all
+  // (C = 1100: enough tiles to fill the GPU), asymmetric padding, every divisor convention.
+  const Variant* stream = find_variant("avg.gather.stream");
+  ASSERT_NE(stream, nullptr);
+  struct Case {
+    int64_t c;
+    std::vector<int64_t> in;
+  };
+  for (Case k : {Case{1, {7, 40, 70}}, Case{300, {5, 6, 9}}, Case{1100, {3, 4, 5}}, Case{2, {33, 65}}})
+    for (Divisor rule : {Divisor::include_pad, Divisor::full_kernel, Divisor::exclude_pad})
+      for (int64_t pe : {0, 1}) {
+        Problem p = k.in.size() == 3 ? avg_problem(1, k.c, {k.in[0], k.in[1], k.in[2]}, 3, 1, 1, rule)
+                                     : avg_problem(1, k.c, {k.in[0], k.in[1]}, 3, 1, 1, rule);
+        for (int a = kAxes - p.dims; a < kAxes; ++a) p.pad_end[a] = (a % 2) ? pe : 1 - pe;
+        p.pad_begin[kAxes - 1] = pe;
+        finalize(p);
+        ASSERT_TRUE(runs(*stream, p)) << to_string(p) << ": " << stream->supports_problem(p).why;
+        EXPECT_GE(verify_all(p, DataKind::real), 3) << to_string(p);
+      }
+}
+
 TEST(AvgKernels, StrideTwoPath) {
   // avg.gather.k3s2 (k3 s2 p1): every divisor convention and an override, floor and ceil mode
   // (the ceil overhang changes the last window's count per axis), odd and even D and H, one and
@@ -394,7 +417,7 @@ TEST(AvgKernels, Int64IndexingBeyondTwoTo31Elements) {
   with_avg_types(small, [&](auto, auto idx) { index_bytes = sizeof(idx); });
   EXPECT_EQ(index_bytes, 4);
 
-  for (const char* name : {"avg.scatter.atomic", "avg.gather", "avg.gather.tiled"}) {
+  for (const char* name : {"avg.scatter.atomic", "avg.gather", "avg.gather.tiled", "avg.gather.stream"}) {
     const Variant* v = find_variant(name);
     ASSERT_NE(v, nullptr) << name;
     EXPECT_TRUE(v->supports_problem(big).ok) << name << ": " << v->supports_problem(big).why;

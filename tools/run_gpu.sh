@@ -9,6 +9,7 @@
 #   all    tests, then bench
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+[ -f "$here/bins.tar.xz" ] && { tar -C "$here" -xJf "$here/bins.tar.xz" && rm "$here/bins.tar.xz"; }
 export LD_LIBRARY_PATH=$here/lib:${LD_LIBRARY_PATH:-}
 out=${OUT:-/tmp/poolgrad-out}
 mkdir -p "$out"
