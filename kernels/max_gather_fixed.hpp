@@ -28,21 +28,34 @@ PG_HD constexpr int covering_count(int n) {
 // Signed division rounding down, at compile time.
 constexpr int floor_div(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
-// PH = pad_begin along W modulo S. Runs start at multiples of R (a multiple of S), so PH fixes
-// where each window of the run's box starts relative to the run: which run element is a tap of
-// which window along W is decided at compile time, and a window needs one 32-bit compare per
-// tap instead of a range test and an R-way select.
-template <class T, int A0, int K, int S, int R, int PH>
-struct MaxGatherFixedItem {
-  static_assert(R % S == 0 && PH < S, "runs must start in phase with the stride");
-  // The run's windows along W, relative to (w0 + pad - PH) / S.
-  static constexpr int kFirstW = -floor_div(K - 1 - PH, S), kLastW = (PH + R - 1) / S;
-  static constexpr int CW = kLastW - kFirstW + 1;
-  // True when run element k is a tap of the run's window c along W.
-  static constexpr bool tap_w(int k, int c) {
-    const int t = k + PH - S * (kFirstW + c);
+// The windows of kernel K and stride S that cover N consecutive coordinates whose first padded
+// coordinate t (coordinate + pad_begin) is P modulo S. Relative to (t - P) / S they are kFirst
+// .. kLast, so which of the N coordinates is a tap of which window is a compile-time fact: a
+// window needs one compare per real tap instead of a range test per coordinate.
+template <int K, int S, int N, int P>
+struct WindowPhase {
+  static_assert(P >= 0 && P < S, "P is a residue modulo S");
+  static constexpr int kFirst = -floor_div(K - 1 - P, S), kLast = (P + N - 1) / S;
+  static constexpr int count = kLast - kFirst + 1;
+  // True when coordinate k of the N is a tap of window c of the count.
+  static constexpr bool tap(int k, int c) {
+    const int t = k + P - S * (kFirst + c);
     return t >= 0 && t < K;
   }
+  // Window 0 of the count for the coordinates starting at padded coordinate t = P (mod S);
+  // it may lie before the first window or past the last (callers check 0 <= o < out).
+  PG_HD static int32_t first(int32_t t) {
+    return static_cast<int32_t>(static_cast<uint32_t>(t - P) / S) + kFirst;
+  }
+};
+
+// PH = pad_begin along W modulo S. Runs start at multiples of R (a multiple of S), so PH fixes
+// where each window of the run's box starts relative to the run (AlongW).
+template <class T, int A0, int K, int S, int R, int PH>
+struct MaxGatherFixedItem {
+  static_assert(R % S == 0, "runs must start in phase with the stride");
+  using AlongW = WindowPhase<K, S, R, PH>;
+  static constexpr int CW = AlongW::count;
 
   const T* dy;
   const int64_t* indices;
@@ -82,7 +95,7 @@ struct MaxGatherFixedItem {
     const int32_t nc = r;
     const int32_t lo[2] = {A0 == 0 ? first_window(d + pb[0]) : 0, first_window(h0 + pb[1])};
     const int32_t hi[2] = {A0 == 0 ? last_window(d + pb[0], out[0]) : 0, last_window(h0 + RH - 1 + pb[1], out[1])};
-    const int32_t base_w = (w0 + pb[2] - PH) / S + kFirstW;  // exact: w0 + pad = PH (mod S)
+    const int32_t base_w = AlongW::first(w0 + pb[2]);
     const int32_t lin0 = (d * in[1] + h0) * in[2] + w0;
     // Run element k's stored index: < 2^31 (int32 offsets), so a window's index names it exactly
     // when its high word is 0 and its low word matches. Elements past the row's end (k >=
@@ -127,7 +140,7 @@ struct MaxGatherFixedItem {
           for (int k = 0; k < R; ++k)
 #pragma unroll
             for (int c = 0; c < CW; ++c)
-              if (tap_w(k, c) && row_tap[rr] && ok[c] && low[c] == first + rr * in[2] + k) acc[rr][k] += grad[c];
+              if (AlongW::tap(k, c) && row_tap[rr] && ok[c] && low[c] == first + rr * in[2] + k) acc[rr][k] += grad[c];
       }
     }
     // Rows past the plane's end (odd H) match nothing real and are not stored.

@@ -330,25 +330,37 @@ TEST(MaxKernels, FixedWindowFastPath) {
 }
 
 TEST(MaxKernels, K3S2Blocks) {
-  // max.gather.block's k3s2 items: channels-last 2x2 blocks of positions for V channels, and
+  // max.gather.block's k3s2 items: channels-last strips of positions for V channels, and
   // channels-first 3D runs on two D slices. Several images, channel groups and D slices, odd and
-  // even D, H and W (a block's last slice, row or column may lie past the tensor), both
-  // paddings, plane and global_row indices.
+  // even D, H and W (an item's last slice, row or pair may lie past the tensor), channels-last
+  // widths of one short strip and of a full strip plus a short one, pads 0, 1 and 2 (both
+  // parities, the first window slot before the output or not), floor and ceil (overhang), plane
+  // and global_row indices.
   for (DType t : {DType::f32, DType::f16})
     for (Layout layout : {Layout::channels_first, Layout::channels_last})
-      for (int64_t pad : {0, 1})
-        for (int dims : {2, 3})
-          for (int64_t w : {5, 6, 8}) {
-            Problem p = dims == 2 ? make(2, 3, 24, {w + 1, w}, {3, 3}, {2, 2}, {pad, pad}, {pad, pad})
-                                  : make(3, 2, 16, {w - 1, w + 1, w}, {3, 3, 3}, {2, 2, 2}, {pad, pad, pad},
-                                         {pad, pad, pad});
-            p.dtype = t;
-            p.layout = layout;
-            p.index_format = w % 2 ? IndexFormat::global_row : IndexFormat::plane;
-            finalize(p);
-            SCOPED_TRACE(to_string(p));
-            expect_all_pass(p, static_cast<uint64_t>(w + dims + pad), DataKind::ints);
-          }
+      for (int64_t pad : {0, 1, 2})
+        for (bool ceil : {false, true})
+          for (int dims : {2, 3})
+            for (int64_t w : {5, 6, 13}) {
+              Problem p = dims == 2 ? make(2, 3, 24, {w + 1, w}, {3, 3}, {2, 2}, {pad, pad}, {pad, pad})
+                                    : make(3, 2, 16, {w - 1, w + 1, w}, {3, 3, 3}, {2, 2, 2}, {pad, pad, pad},
+                                           {pad, pad, pad});
+              p.dtype = t;
+              p.layout = layout;
+              p.ceil_mode = ceil;
+              p.index_format = w % 2 ? IndexFormat::global_row : IndexFormat::plane;
+              finalize(p);
+              SCOPED_TRACE(to_string(p));
+              expect_all_pass(p, static_cast<uint64_t>(w + dims + pad), DataKind::ints);
+            }
+  // Pads of mixed parity across axes are left to max.gather.stored.
+  for (Layout layout : {Layout::channels_first, Layout::channels_last}) {
+    Problem p = make(3, 1, 8, {7, 9, 10}, {3, 3, 3}, {2, 2, 2}, {1, 0, 1}, {0, 1, 1});
+    p.layout = layout;
+    finalize(p);
+    SCOPED_TRACE(to_string(p));
+    expect_all_pass(p, 5, DataKind::ints);
+  }
 }
 
 TEST(MaxKernels, StreamTilesAndChunks) {
