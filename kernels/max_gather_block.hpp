@@ -29,12 +29,13 @@
 
 namespace pg {
 
-// Channels-last strip shape and dy policy, kept selectable for timing: pairs of positions per
-// 2D strip along W (1 is a 2x2 block of positions; 3D strips are always 1 pair, as their
-// columns hold 2 D windows each: 4 pairs took 208 registers, 1 takes 64), and whether dy is
-// loaded only for windows whose stored index names a strip position (on the one-position
-// item, loading every window's dy measured slower).
-inline constexpr int kClStripPairs = 4;
+// Channels-last strip shape and dy policy: pairs of positions per 2D strip along W (1 is a 2x2
+// block of positions; 3D strips are always 1 pair, as their columns hold 2 D windows each: 4
+// pairs took 208 registers, 1 takes 64), and whether dy is loaded only for windows whose stored
+// index names a strip position. Timed on an H100 (2026-11-22, maxpool2d (64,64,112,112) k3s2p1
+// CL f32): 1 pair 0.1267 ms, 2 pairs 0.1247 (0.1245 loading every dy), 4 pairs 0.1363 (0.1268
+// loading every dy); all rows without channels-last are unaffected.
+inline constexpr int kClStripPairs = 2;
 inline constexpr bool kClDyOnMatch = true;
 
 // A stored index with a nonzero high word names nothing (encodings are < 2^31, int32 offsets):
