@@ -150,14 +150,21 @@ struct AvgBox3Body {
   }
 };
 
-inline constexpr int kAvgBox3Rows = 4;
+// Rows per item and the items the D split aims for, timed on an H100 (2026-11-22, avgpool3d
+// (8,64,16,56,56) k3s1p1 f32): R = 4 with 2^17 items (D cut in two runs) 0.1095 ms, R = 4 with
+// 2^16 (one run) 0.1035, R = 2 with one run 0.1002 (55 registers: 4 blocks per SM, against 3
+// at R = 4; forcing 5 or 6 blocks through __launch_bounds__ spilled and measured slower);
+// avgpool2d (64,128,56,56) k3s1p1: R = 4 0.0825 ms, R = 2 0.0808. The run split costs two
+// re-read window planes per run, more than the extra items gain here.
+inline constexpr int kAvgBox3Rows = 2;
+inline constexpr int64_t kAvgBox3WantItems = int64_t{1} << 16;
 
 // Work items for p: W / V * ceil(H / R) * N * C per run of planes, D cut into runs only as far
 // as needed to fill the GPU (each run re-reads two window planes).
 template <class T, class Idx, int V, bool kDepth>
 AvgBox3Body<T, Idx, V, kAvgBox3Rows, kDepth> make_avg_box3(const Problem& p, const T* dy, T* dx, int64_t* items) {
   constexpr int R = kAvgBox3Rows;
-  constexpr int64_t kWantItems = int64_t{1} << 17;
+  constexpr int64_t kWantItems = kAvgBox3WantItems;
   const int64_t row_groups = (p.in[1] + R - 1) / R;
   const int64_t per_run = p.n * p.c * row_groups * (p.in[2] / V);
   const int64_t runs = std::min<int64_t>(p.in[0], std::max<int64_t>(1, (kWantItems + per_run - 1) / per_run));

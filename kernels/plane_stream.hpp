@@ -136,7 +136,9 @@ struct StreamWalker {
 
   Idx outer, h0, w0, z_begin, z_end, od_first, od_last;
   int tx, ty, tid;
-  StreamSlot<Idx> slot[kStreamSlotsPerThread];
+  // Per slot only its offset in the output plane (-1: not a real window) and the body's
+  // constants are kept; the rest of a StreamSlot is recomputed when needed (registers).
+  Idx at[kStreamSlotsPerThread];
   Pre pre[kStreamSlotsPerThread];
   Raw raw[kStreamSlotsPerThread];  // the fetched window plane
   Idx fetched;                     // which one
@@ -162,13 +164,13 @@ struct StreamWalker {
     const int rows = g.tile_h + 2, cols = g.tile_w + 2;
 #pragma unroll
     for (int s = 0; s < kStreamSlotsPerThread; ++s) {
+      at[s] = Idx{-1};
+      StreamSlot<Idx> q = slot(g, s);
       const int j = tid + s * kStreamThreads;
       const int r = j / kStreamPitch, c = j - r * kStreamPitch;
-      StreamSlot<Idx>& q = slot[s];
-      q.oh = h0 + g.pb[1] - 2 + r;
-      q.ow = w0 + g.pb[2] - 2 + c;
       q.inside = j < kStreamSlots && r < rows && c < cols && q.oh >= 0 && q.oh < g.out[1] && q.ow >= 0 && q.ow < g.out[2];
       q.at = q.inside ? q.oh * g.out[2] + q.ow : Idx{0};
+      at[s] = q.inside ? q.at : Idx{-1};
       pre[s] = body.prepare(q);
     }
 #pragma unroll
@@ -177,24 +179,52 @@ struct StreamWalker {
       for (int k = 0; k < RY; ++k) ring[t][k] = Acc(0);
   }
 
-  // Loads window plane od into registers; nothing waits for them until finish().
+  // Slot s of this thread: staged window j = tid + s * threads, row j / pitch, column j % pitch.
+  PG_HD StreamSlot<Idx> slot(const StreamGeom<Idx>& g, int s) const {
+    const int j = tid + s * kStreamThreads;
+    const int r = j / kStreamPitch, c = j - r * kStreamPitch;
+    StreamSlot<Idx> q;
+    q.oh = h0 + g.pb[1] - 2 + r;
+    q.ow = w0 + g.pb[2] - 2 + c;
+    q.at = at[s] >= 0 ? at[s] : Idx{0};
+    q.inside = at[s] >= 0;
+    return q;
+  }
+
+  // Loads window plane od into registers; nothing waits for them until finish(). Planes past
+  // the block's last are not loaded (they would never be staged).
   PG_HD void fetch(const Body& body, const StreamGeom<Idx>& g, Idx od) {
     fetched = od;
-    if (od < 0 || od >= g.out[0]) return;
+    if (od < 0 || od >= g.out[0] || od > od_last) return;
 #pragma unroll
     for (int s = 0; s < kStreamSlotsPerThread; ++s)
-      if (slot[s].inside) raw[s] = body.load(outer, od, slot[s]);
+      if (at[s] >= 0) raw[s] = body.load(outer, od, slot(g, s));
   }
 
   // Stages the fetched plane into buf (every slot this thread owns).
   PG_HD void finish(const Body& body, const StreamGeom<Idx>& g, Slot* buf) const {
-    const bool plane_inside = fetched >= 0 && fetched < g.out[0];
+    const Idx od = fetched;
+    const bool plane_inside = od >= 0 && od < g.out[0];
 #pragma unroll
     for (int s = 0; s < kStreamSlotsPerThread; ++s) {
       const int j = tid + s * kStreamThreads;
       if (j < kStreamSlots)
-        buf[j] = plane_inside && slot[s].inside ? body.finish(raw[s], outer, fetched, slot[s], pre[s]) : body.empty();
+        buf[j] = plane_inside && at[s] >= 0 ? body.finish(raw[s], outer, od, slot(g, s), pre[s]) : body.empty();
     }
+  }
+
+  // Before the walk: stages plane od_first into buf0 and puts plane od_first + 1 in flight.
+  PG_HD void prologue(const Body& body, const StreamGeom<Idx>& g, Slot* buf0) {
+    fetch(body, g, od_first);
+    finish(body, g, buf0);
+    fetch(body, g, od_first + 1);
+  }
+
+  // After step(od): stages plane od + 1 into next (the buffer step(od) did not read) and puts
+  // plane od + 2 in flight.
+  PG_HD void advance(const Body& body, const StreamGeom<Idx>& g, Idx od, Slot* next) {
+    finish(body, g, next);
+    fetch(body, g, od + 2);
   }
 
   // Adds window plane od (staged in buf) to the ring, stores the dx plane it completes (od -
@@ -232,16 +262,14 @@ struct StreamOnCpu {
     for (int ty = 0; ty < kStreamThreadRows; ++ty)
       for (int tx = 0; tx < kStreamCols; ++tx) threads[ty * kStreamCols + tx].begin(body, g, block, tx, ty);
     const Walker& w0 = threads[0];
-    for (auto& t : threads) t.fetch(body, g, w0.od_first);
-    for (auto& t : threads) t.finish(body, g, buf.data());
-    for (auto& t : threads) t.fetch(body, g, w0.od_first + 1);
+    for (auto& t : threads) t.prologue(body, g, buf.data());
     for (Idx od = w0.od_first; od <= w0.od_last; ++od) {
-      const int cur = static_cast<int>((od - w0.od_first) & 1);
-      for (auto& t : threads) t.step(body, g, od, buf.data() + cur * kStreamSlots);
-      if (od < w0.od_last) {
-        for (auto& t : threads) t.finish(body, g, buf.data() + (1 - cur) * kStreamSlots);
-        for (auto& t : threads) t.fetch(body, g, od + 2);
-      }
+      const bool odd = ((od - w0.od_first) & 1) != 0;
+      typename Body::Slot* cur = buf.data() + (odd ? kStreamSlots : 0);
+      typename Body::Slot* next = buf.data() + (odd ? 0 : kStreamSlots);
+      for (auto& t : threads) t.step(body, g, od, cur);
+      if (od < w0.od_last)
+        for (auto& t : threads) t.advance(body, g, od, next);
     }
   }
 };
@@ -254,21 +282,16 @@ __global__ void __launch_bounds__(kStreamThreads) plane_stream_kernel(Body body,
   for (Idx block = blockIdx.x; block < blocks; block += gridDim.x) {
     StreamWalker<Body, Idx, KD> w;
     w.begin(body, g, block, threadIdx.x, threadIdx.y);
-    w.fetch(body, g, w.od_first);
-    w.finish(body, g, buf[0]);
-    w.fetch(body, g, w.od_first + 1);
+    w.prologue(body, g, buf[0]);
     __syncthreads();
     for (Idx od = w.od_first; od <= w.od_last; ++od) {
       const int cur = static_cast<int>((od - w.od_first) & 1);
       w.step(body, g, od, buf[cur]);
       // buf[1 - cur] was last read in the step before the previous barrier.
-      if (od < w.od_last) {
-        w.finish(body, g, buf[1 - cur]);
-        w.fetch(body, g, od + 2);
-      }
+      if (od < w.od_last) w.advance(body, g, od, buf[1 - cur]);
       __syncthreads();
     }
-    // The next block's first finish() writes buf[0] again (no reads of it after this barrier).
+    // The next block's prologue writes buf[0] again (no reads of it after this barrier).
   }
 }
 
