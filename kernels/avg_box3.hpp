@@ -10,8 +10,9 @@
 // z-1, z, z+1, which slide through registers. A dx element costs one plane of arithmetic and
 // about one dy read from DRAM.
 //
-// A work item also owns R consecutive rows, which share the R + 2 window rows they read, so a
-// window row is loaded and summed along W once per R dx rows instead of three times.
+// A work item can also own R consecutive rows, which share the R + 2 window rows they read, so
+// a window row is loaded and summed along W once per R dx rows instead of three times; on an
+// H100 one row per item (more resident items) measured faster (kAvgBox3Rows below).
 //
 // The divisor is the product of per-axis counts, and a count differs from the interior one only
 // at the first and last window of an axis (exclude_pad), so the host computes the eight
@@ -150,17 +151,19 @@ struct AvgBox3Body {
   }
 };
 
-// Rows per item and the items the D split aims for, timed on an H100 (2026-11-22, avgpool3d
-// (8,64,16,56,56) k3s1p1 f32): R = 4 with 2^17 items (D cut in two runs) 0.1095 ms, R = 4 with
-// 2^16 (one run) 0.1035, R = 2 with one run 0.1002 (55 registers: 4 blocks per SM, against 3
-// at R = 4; forcing 5 or 6 blocks through __launch_bounds__ spilled and measured slower);
-// avgpool2d (64,128,56,56) k3s1p1: R = 4 0.0825 ms, R = 2 0.0808. The run split costs two
-// re-read window planes per run, more than the extra items gain here.
-inline constexpr int kAvgBox3Rows = 2;
-inline constexpr int64_t kAvgBox3WantItems = int64_t{1} << 16;
+// Rows per item and the items the D split aims for, timed on an H100 (avgpool3d (8,64,16,56,56)
+// k3s1p1 f32). 2026-11-22: R = 4 with 2^17 items (D cut in two runs) 0.1095 ms, R = 4 with 2^16
+// (one run) 0.1035, R = 2 with one run 0.1002 (55 registers, 4 blocks per SM; forcing 5 or 6
+// through __launch_bounds__ spilled and measured slower). 2026-11-23: R = 1 (48 registers, 5
+// blocks per SM) with one run 0.0939, two runs (2^19) 0.0914, three (2^20) 0.0902. Sharing window
+// rows saves L1 traffic, but the kernel is bound by latency: more resident warps, and more
+// items than one wave (the last wave of long items runs the GPU half empty) beat the re-read
+// window planes of each run. avgpool2d (64,128,56,56) k3s1p1: R = 2 0.0808, R = 1 0.0804.
+inline constexpr int kAvgBox3Rows = 1;
+inline constexpr int64_t kAvgBox3WantItems = int64_t{1} << 20;
 
-// Work items for p: W / V * ceil(H / R) * N * C per run of planes, D cut into runs only as far
-// as needed to fill the GPU (each run re-reads two window planes).
+// Work items for p: W / V * ceil(H / R) * N * C per run of planes, D cut into runs until there
+// are kAvgBox3WantItems (each run re-reads two window planes).
 template <class T, class Idx, int V, bool kDepth>
 AvgBox3Body<T, Idx, V, kAvgBox3Rows, kDepth> make_avg_box3(const Problem& p, const T* dy, T* dx, int64_t* items) {
   constexpr int R = kAvgBox3Rows;

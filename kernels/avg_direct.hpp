@@ -83,12 +83,20 @@ struct AvgDirect {
       return false;
     } else {
       if (!avg_direct_exact_applies(p) || (!kChannelsLast && p.kernel[2] != 2)) return false;
-      using Body = AvgDirectExactBody<T, Idx, kChannelsLast, V, kChannelsLast ? 1 : 2>;
-      const int64_t packs = kChannelsLast ? p.c / V : p.out[2] / Body::G;
-      const int64_t divisor = p.has_divisor_override ? p.divisor_override : p.taps();
-      ex.template for_each<Idx>(p.out_elems() / Body::G,
-                                Body{make_avg_shape<Idx>(p), Divider<Idx>(static_cast<Idx>(packs)),
-                                     static_cast<accum_t<T>>(divisor), static_cast<const T*>(b.dy), static_cast<T*>(b.dx)});
+      using A = accum_t<T>;
+      const A divisor = static_cast<A>(p.has_divisor_override ? p.divisor_override : p.taps());
+      const auto dy = static_cast<const T*>(b.dy);
+      const auto dx = static_cast<T*>(b.dx);
+      if constexpr (kChannelsLast) {
+        ex.template for_each<Idx>(p.out_elems() / V, AvgDirectExactPointsBody<T, Idx, V>{
+            make_avg_shape<Idx>(p), Divider<Idx>(static_cast<Idx>(p.c / V)), divisor, dy, dx});
+      } else {
+        const int64_t plane_in = p.in[1] * p.in[2];
+        ex.template for_each<Idx>(p.in_elems() / V / p.kernel[0], AvgDirectExactPlanesBody<T, Idx, V, 2>{
+            Divider<Idx>(static_cast<Idx>(plane_in / V)), Divider<Idx>(static_cast<Idx>(p.in[2] / V)),
+            Divider<Idx>(static_cast<Idx>(p.kernel[1])), static_cast<Idx>(plane_in), static_cast<Idx>(p.out[1] * p.out[2]),
+            static_cast<Idx>(p.out[2]), static_cast<Idx>(p.kernel[0]), divisor, dy, dx});
+      }
       return true;
     }
   }

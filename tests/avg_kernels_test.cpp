@@ -268,7 +268,8 @@ TEST(AvgKernels, HotPaths) {
         p.dtype = t;
         EXPECT_GE(verify_all(p, DataKind::real), 3) << to_string(p);
       }
-    // D in runs of one plane, and in runs of three (enough items per plane that D is cut once).
+    // D in runs of one plane (few items per plane), and (wide) in runs of two planes and a last
+    // of one (2^18 items per plane: see kAvgBox3WantItems).
     Problem deep = avg_problem(1, 1, {600, 3, 8}, 3, 1, 1, Divisor::exclude_pad);
     deep.dtype = t;
     EXPECT_GE(verify_all(deep, DataKind::real), 3) << to_string(deep);
