@@ -8,11 +8,8 @@
 // one halo element each side; neighbouring items read the same rows, from cache), scales and
 // sums them along W and H in registers; dx of plane z is then the sum of the window planes
 // z-1, z, z+1, which slide through registers. A dx element costs one plane of arithmetic and
-// about one dy read from DRAM.
-//
-// A work item can also own R consecutive rows, which share the R + 2 window rows they read, so
-// a window row is loaded and summed along W once per R dx rows instead of three times; on an
-// H100 one row per item (more resident items) measured faster (kAvgBox3Rows below).
+// about one dy read from DRAM. The loads of the plane after next are issued before a plane's
+// arithmetic (software pipelining), since the kernel is bound by load latency.
 //
 // The divisor is the product of per-axis counts, and a count differs from the interior one only
 // at the first and last window of an axis (exclude_pad), so the host computes the eight
@@ -21,6 +18,7 @@
 #pragma once
 
 #include <algorithm>
+#include <type_traits>
 
 #include "avg_geometry.hpp"
 
@@ -37,146 +35,162 @@ inline bool avg_box3_applies(const Problem& p) {
   return true;
 }
 
-// kDepth: the D axis is a 3-window (3D); else D is a single plane (2D). R: dx rows per work
-// item, which share the R + 2 window rows they read.
-template <class T, class Idx, int V, int R, bool kDepth>
+// kDepth: the D axis is a 3-window (3D); else D is a single plane (2D).
+template <class T, class Idx, int V, bool kDepth>
 struct AvgBox3Body {
   using A = accum_t<T>;
   AvgShape<Idx> g;
   Divider<Idx> groups_per_row;  // W / V
-  Divider<Idx> row_groups;      // ceil(H / R)
-  Divider<Idx> chunks;          // runs of D planes per (n, c, row group)
+  Divider<Idx> rows;            // H
+  Divider<Idx> chunks;          // runs of D planes per (n, c, row)
   Idx chunk;                    // planes per run
   // 1 / divisor by whether the window is the first or last along D, H, W: [ez][ey][ex].
   A recip[2][2][2];
   const T* dy;
   T* dx;
 
-  // W-sums of dy / divisor in window row `row` (element offset of its x = 0) for the columns
-  // x0 .. x0+V-1; `edge` marks which of the window columns x0-1 .. x0+V is a border window.
-  PG_HD void row_sums(Idx row, Idx x0, const bool* edge, A inner, A border, A* w) const {
-    const Idx W = g.axis[2].in;
-    const Pack<T, V> mid = load_pack<V>(dy, row + x0);
-    A t[V + 2];
-    t[0] = x0 > 0 ? static_cast<A>(to_float(dy[row + x0 - 1])) : A(0);
+  // The dy a pack of dx reads from one window plane, as loaded: three window rows, each a V-wide
+  // pack and one halo element either side; zero where the window is outside the tensor.
+  struct PlaneRows {
+    Pack<T, V> mid[3];
+    T lo[3], hi[3];
+  };
+
+  // Rows y0 - 1 .. y0 + 1 of the window plane at element offset `plane_at`, columns x0 - 1 ..
+  // x0 + V; all zero when !in_tensor (a plane before the first or past the last).
+  PG_HD void load(Idx plane_at, Idx y0, Idx x0, bool in_tensor, PlaneRows& r) const {
+    const Idx H = g.axis[1].in, W = g.axis[2].in;
 #pragma unroll
-    for (int v = 0; v < V; ++v) t[v + 1] = static_cast<A>(to_float(mid.v[v]));
-    t[V + 1] = x0 + V < W ? static_cast<A>(to_float(dy[row + x0 + V])) : A(0);
+    for (int k = 0; k < 3; ++k) {
+      const Idx oy = y0 - 1 + k;
+      const bool row_in = in_tensor && oy >= 0 && oy < H;
+      const Idx at = plane_at + oy * W + x0;
+      if (row_in) {
+        r.mid[k] = load_pack<V>(dy, at);
+      } else {
 #pragma unroll
-    for (int j = 0; j < V + 2; ++j) t[j] *= edge[j] ? border : inner;
-#pragma unroll
-    for (int v = 0; v < V; ++v) w[v] = (t[v] + t[v + 1]) + t[v + 2];
+        for (int v = 0; v < V; ++v) r.mid[k].v[v] = T{};
+      }
+      r.lo[k] = row_in && x0 > 0 ? dy[at - 1] : T{};
+      r.hi[k] = row_in && x0 + V < W ? dy[at + V] : T{};
+    }
   }
 
-  // sum[k] = the 3 x 3 window sums of window plane oz for dx row y0 + k.
-  PG_HD void plane(Idx outer, Idx oz, Idx y0, Idx x0, const bool* edge, A (*sum)[V]) const {
+  // sum = the 3 x 3 window sums of dy / divisor in window plane oz for dx columns x0 .. x0+V-1;
+  // `edge` marks which of the window columns x0-1 .. x0+V is a border window.
+  PG_HD void reduce(const PlaneRows& r, Idx oz, Idx y0, const bool* edge, A* sum) const {
     const Idx D = g.axis[0].in, H = g.axis[1].in;
     // Constant indices only: a runtime index into the parameter array would copy it to memory.
     const bool ez = oz == 0 || oz == D - 1;
     const A edge_inner = ez ? recip[1][1][0] : recip[0][1][0], edge_border = ez ? recip[1][1][1] : recip[0][1][1];
     const A mid_inner = ez ? recip[1][0][0] : recip[0][0][0], mid_border = ez ? recip[1][0][1] : recip[0][0][1];
 #pragma unroll
-    for (int k = 0; k < R; ++k)
+    for (int v = 0; v < V; ++v) sum[v] = A(0);
 #pragma unroll
-      for (int v = 0; v < V; ++v) sum[k][v] = A(0);
-#pragma unroll
-    for (int r = 0; r < R + 2; ++r) {
-      const Idx oy = y0 - 1 + r;
-      if (oy < 0 || oy >= H) continue;
+    for (int k = 0; k < 3; ++k) {
+      const Idx oy = y0 - 1 + k;
       const bool ey = oy == 0 || oy == H - 1;
-      A w[V];
-      row_sums(g.out_point(outer, oz, oy, 0), x0, edge, ey ? edge_inner : mid_inner, ey ? edge_border : mid_border, w);
-      // Window row r serves dx rows r - 2, r - 1, r.
+      const A inner = ey ? edge_inner : mid_inner, border = ey ? edge_border : mid_border;
+      A t[V + 2];
+      t[0] = static_cast<A>(to_float(r.lo[k]));
 #pragma unroll
-      for (int k = r - 2; k <= r; ++k)
-        if (k >= 0 && k < R)
+      for (int v = 0; v < V; ++v) t[v + 1] = static_cast<A>(to_float(r.mid[k].v[v]));
+      t[V + 1] = static_cast<A>(to_float(r.hi[k]));
 #pragma unroll
-          for (int v = 0; v < V; ++v) sum[k][v] += w[v];
+      for (int j = 0; j < V + 2; ++j) t[j] *= edge[j] ? border : inner;
+#pragma unroll
+      for (int v = 0; v < V; ++v) sum[v] += (t[v] + t[v + 1]) + t[v + 2];
     }
   }
 
   PG_HD void operator()(Idx gi) const {
     const Idx x0 = groups_per_row.mod(gi) * V;
     Idx rest = groups_per_row.div(gi);
-    const Idx y0 = row_groups.mod(rest) * R;
-    rest = row_groups.div(rest);
+    const Idx y0 = rows.mod(rest);
+    rest = rows.div(rest);
     const Idx z_begin = chunks.mod(rest) * chunk;
     const Idx outer = chunks.div(rest);
     const Idx D = g.axis[0].in, H = g.axis[1].in, W = g.axis[2].in;
-    const Idx z_end = z_begin + chunk < D ? z_begin + chunk : D;
+    const Idx plane = H * W;
+    const Idx base = outer * D * plane;  // plane 0 of this (n, c); out == in on every axis
     bool edge[V + 2];
 #pragma unroll
     for (int j = 0; j < V + 2; ++j) edge[j] = x0 - 1 + j == 0 || x0 - 1 + j == W - 1;
-    A before[R][V], here[R][V], after[R][V];
-    if constexpr (kDepth) {
-      if (z_begin > 0) {
-        plane(outer, z_begin - 1, y0, x0, edge, before);
-      } else {
-#pragma unroll
-        for (int k = 0; k < R; ++k)
-#pragma unroll
-          for (int v = 0; v < V; ++v) before[k][v] = A(0);
-      }
-      plane(outer, z_begin, y0, x0, edge, here);
+    A before[V], here[V], after[V];
+    PlaneRows cur;
+    if constexpr (!kDepth) {
+      load(base, y0, x0, true, cur);
+      reduce(cur, 0, y0, edge, here);
+      store(here, base + y0 * W + x0);
+      return;
     }
+    const Idx z_end = z_begin + chunk < D ? z_begin + chunk : D;
+    load(base + (z_begin - 1) * plane, y0, x0, z_begin > 0, cur);
+    reduce(cur, z_begin - 1, y0, edge, before);
+    load(base + z_begin * plane, y0, x0, true, cur);
+    reduce(cur, z_begin, y0, edge, here);
+    load(base + (z_begin + 1) * plane, y0, x0, z_begin + 1 < D, cur);
     for (Idx z = z_begin; z < z_end; ++z) {
-      if constexpr (kDepth) {
-        if (z + 1 < D) {
-          plane(outer, z + 1, y0, x0, edge, after);
-        } else {
+      // Software pipelining: plane z + 2 (needed by the next dx plane) is loaded before plane
+      // z + 1 is reduced and dx plane z stored, so its loads are in flight during that work.
+      PlaneRows next;
+      load(base + (z + 2) * plane, y0, x0, z + 2 < D && z + 1 < z_end, next);
+      reduce(cur, z + 1, y0, edge, after);
 #pragma unroll
-          for (int k = 0; k < R; ++k)
+      for (int v = 0; v < V; ++v) before[v] = (before[v] + here[v]) + after[v];
+      store(before, base + z * plane + y0 * W + x0);
 #pragma unroll
-            for (int v = 0; v < V; ++v) after[k][v] = A(0);
-        }
-      } else {
-        plane(outer, z, y0, x0, edge, here);
+      for (int v = 0; v < V; ++v) {
+        before[v] = here[v];
+        here[v] = after[v];
       }
-#pragma unroll
-      for (int k = 0; k < R; ++k) {
-        Pack<T, V> out;
-#pragma unroll
-        for (int v = 0; v < V; ++v) {
-          if constexpr (kDepth) {
-            out.v[v] = from_accum<T>((before[k][v] + here[k][v]) + after[k][v]);
-            before[k][v] = here[k][v];
-            here[k][v] = after[k][v];
-          } else {
-            out.v[v] = from_accum<T>(here[k][v]);
-          }
-        }
-        if (y0 + k < H) store_pack<V>(dx, g.in_point(outer, z, y0 + k, x0), out);
-      }
+      cur = next;
     }
+  }
+
+  PG_HD void store(const A* sum, Idx at) const {
+    Pack<T, V> out;
+#pragma unroll
+    for (int v = 0; v < V; ++v) out.v[v] = from_accum<T>(sum[v]);
+    store_pack<V>(dx, at, out);
   }
 };
 
-// Rows per item and the items the D split aims for, timed on an H100 (avgpool3d (8,64,16,56,56)
-// k3s1p1 f32). 2026-11-22: R = 4 with 2^17 items (D cut in two runs) 0.1095 ms, R = 4 with 2^16
-// (one run) 0.1035, R = 2 with one run 0.1002 (55 registers, 4 blocks per SM; forcing 5 or 6
-// through __launch_bounds__ spilled and measured slower). 2026-11-23: R = 1 (48 registers, 5
-// blocks per SM) with one run 0.0939, two runs (2^19) 0.0914, three (2^20) 0.0902. Sharing window
-// rows saves L1 traffic, but the kernel is bound by latency: more resident warps, and more
-// items than one wave (the last wave of long items runs the GPU half empty) beat the re-read
-// window planes of each run. avgpool2d (64,128,56,56) k3s1p1: R = 2 0.0808, R = 1 0.0804.
-inline constexpr int kAvgBox3Rows = 1;
-inline constexpr int64_t kAvgBox3WantItems = int64_t{1} << 20;
+// Tuning, timed on an H100 (avgpool3d (8,64,16,56,56) k3s1p1 f32 unless said). The kernel is
+// bound by latency, not bandwidth: what helps is more loads in flight.
+// - Rows per item: sharing window rows between R dx rows saves L1 traffic but costs registers;
+//   2026-11-22 R = 4 0.1035 ms, R = 2 0.1002, 2026-11-23 R = 1 0.0939 (one run of planes each).
+// - D cut into runs (each re-reads two window planes) so that there are several waves of items
+//   (the last wave of long items runs the GPU half empty): without prefetch, R = 1, one run
+//   0.0939 ms, two (2^19 items) 0.0914, three (2^20) 0.0902.
+// - Prefetching the next plane (the loop in AvgBox3Body). Registers depend on launch bounds:
+//   f32 72 without any (3 blocks per SM), 64 with the 256-thread bound alone (4 blocks, no
+//   spill), 64 and spilling with 4 blocks asked. 2026-11-23, thread bound: one run (2^18 items)
+//   0.0802 ms, two (2^19) 0.0827, three (2^20) 0.0857; 4 blocks asked (spills) 0.1147; 72
+//   registers 0.0870 at 2^20. With loads in flight the tail matters less than re-read planes.
+//   f16 (8 per item, 100 registers with the thread bound, 2 blocks): one run 0.0756, two
+//   0.0846, three 0.1047.
+// - 2D (64,128,56,56): one plane per item, so nothing to prefetch; 48 registers (5 blocks) 0.0808
+//   ms, capped to 40 (6 blocks, no spill in f32) 0.0762, to 32 (8 blocks, spills) 0.0765.
+// - Other types: bf16 and f64 spill under the 2D cap (ptxas -v) and the halves take more
+//   registers under the thread bound (f16 3D 100, 79 without); none was timed both ways, so they
+//   run without launch bounds.
+inline constexpr int64_t kAvgBox3WantItems = int64_t{1} << 18;
+template <class T, bool kDepth>
+inline constexpr int kAvgBox3LaunchBounds = !std::is_same_v<T, float> ? kNoLaunchBounds : kDepth ? 0 : 6;
 
-// Work items for p: W / V * ceil(H / R) * N * C per run of planes, D cut into runs until there
-// are kAvgBox3WantItems (each run re-reads two window planes).
-template <class T, class Idx, int V, bool kDepth>
-AvgBox3Body<T, Idx, V, kAvgBox3Rows, kDepth> make_avg_box3(const Problem& p, const T* dy, T* dx, int64_t* items) {
-  constexpr int R = kAvgBox3Rows;
-  constexpr int64_t kWantItems = kAvgBox3WantItems;
-  const int64_t row_groups = (p.in[1] + R - 1) / R;
-  const int64_t per_run = p.n * p.c * row_groups * (p.in[2] / V);
+// Work items for p: W / V * H * N * C per run of planes, D cut into runs until there are
+// kWantItems.
+template <class T, class Idx, int V, bool kDepth, int64_t kWantItems = kAvgBox3WantItems>
+AvgBox3Body<T, Idx, V, kDepth> make_avg_box3(const Problem& p, const T* dy, T* dx, int64_t* items) {
+  const int64_t per_run = p.n * p.c * p.in[1] * (p.in[2] / V);
   const int64_t runs = std::min<int64_t>(p.in[0], std::max<int64_t>(1, (kWantItems + per_run - 1) / per_run));
   const int64_t chunk = (p.in[0] + runs - 1) / runs;
   const int64_t used = (p.in[0] + chunk - 1) / chunk;
   *items = per_run * used;
-  AvgBox3Body<T, Idx, V, R, kDepth> body{make_avg_shape<Idx>(p), Divider<Idx>(static_cast<Idx>(p.in[2] / V)),
-                                         Divider<Idx>(static_cast<Idx>(row_groups)), Divider<Idx>(static_cast<Idx>(used)),
-                                         static_cast<Idx>(chunk), {}, dy, dx};
+  AvgBox3Body<T, Idx, V, kDepth> body{make_avg_shape<Idx>(p), Divider<Idx>(static_cast<Idx>(p.in[2] / V)),
+                                      Divider<Idx>(static_cast<Idx>(p.in[1])), Divider<Idx>(static_cast<Idx>(used)),
+                                      static_cast<Idx>(chunk), {}, dy, dx};
   // Per axis: the count of a first/last window, and of an interior one where the axis has any.
   Idx count[kAxes][2];
   for (int a = 0; a < kAxes; ++a) {

@@ -95,10 +95,10 @@ struct AvgGather {
       int64_t items;
       if (p.kernel[0] == 3) {
         const auto body = make_avg_box3<T, Idx, V, true>(p, dy, dx, &items);
-        ex.template for_each<Idx>(items, body);
+        ex.template for_each<Idx, kAvgBox3LaunchBounds<T, true>>(items, body);
       } else {
         const auto body = make_avg_box3<T, Idx, V, false>(p, dy, dx, &items);
-        ex.template for_each<Idx>(items, body);
+        ex.template for_each<Idx, kAvgBox3LaunchBounds<T, false>>(items, body);
       }
       return true;
     }

@@ -56,3 +56,15 @@
 #endif
 
 #define PG_HD __host__ __device__ __forceinline__
+
+// Launch bounds: at most `threads` per block and, on CUDA, registers capped so that `blocks`
+// blocks fit on a multiprocessor (0: no cap). HIP's second argument means something else
+// (minimum waves per execution unit), and the counts were tuned on NVIDIA, so hipcc gets the
+// thread bound only.
+#if defined(__HIPCC__) || defined(__HIP__)
+#define PG_LAUNCH_BOUNDS(threads, blocks) __launch_bounds__(threads)
+#elif defined(__CUDACC__)
+#define PG_LAUNCH_BOUNDS(threads, blocks) __launch_bounds__(threads, blocks)
+#else
+#define PG_LAUNCH_BOUNDS(threads, blocks)
+#endif

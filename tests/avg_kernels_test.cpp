@@ -268,14 +268,16 @@ TEST(AvgKernels, HotPaths) {
         p.dtype = t;
         EXPECT_GE(verify_all(p, DataKind::real), 3) << to_string(p);
       }
-    // D in runs of one plane (few items per plane), and (wide) in runs of two planes and a last
-    // of one (2^18 items per plane: see kAvgBox3WantItems).
+    // D in runs of one plane (few items per plane), in one run (2^18 items per plane, f32: see
+    // kAvgBox3WantItems) and in a run of three planes and a last of two (2^17 items per plane).
     Problem deep = avg_problem(1, 1, {600, 3, 8}, 3, 1, 1, Divisor::exclude_pad);
     deep.dtype = t;
     EXPECT_GE(verify_all(deep, DataKind::real), 3) << to_string(deep);
     if (t == DType::f32) {
-      Problem wide = avg_problem(1, 1, {5, 512, 2048}, 3, 1, 1, Divisor::exclude_pad);
-      EXPECT_GE(verify_all(wide, DataKind::real), 3) << to_string(wide);
+      for (int64_t h : {512, 256}) {
+        Problem wide = avg_problem(1, 1, {5, h, 2048}, 3, 1, 1, Divisor::exclude_pad);
+        EXPECT_GE(verify_all(wide, DataKind::real), 3) << to_string(wide);
+      }
     }
     Problem over = avg_problem(1, 2, {4, 5, 8}, 3, 1, 1);
     over.dtype = t;
