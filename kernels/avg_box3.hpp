@@ -169,12 +169,12 @@ struct AvgBox3Body {
 //   0.0802 ms, two (2^19) 0.0827, three (2^20) 0.0857; 4 blocks asked (spills) 0.1147; 72
 //   registers 0.0870 at 2^20. With loads in flight the tail matters less than re-read planes.
 //   f16 (8 per item, 100 registers with the thread bound, 2 blocks): one run 0.0756, two
-//   0.0846, three 0.1047.
+//   0.0846, three 0.1047 (without the bound: below).
 // - 2D (64,128,56,56): one plane per item, so nothing to prefetch; 48 registers (5 blocks) 0.0808
 //   ms, capped to 40 (6 blocks, no spill in f32) 0.0762, to 32 (8 blocks, spills) 0.0765.
-// - Other types: bf16 and f64 spill under the 2D cap (ptxas -v) and the halves take more
-//   registers under the thread bound (f16 3D 100, 79 without); none was timed both ways, so they
-//   run without launch bounds.
+// - Other types run without launch bounds: bf16 and f64 spill under the 2D cap (ptxas -v), and
+//   the halves take more registers under the thread bound. f16 (8,64,16,56,56): 79 registers
+//   without 0.0675 ms, 100 with the thread bound 0.0753; f16 2D 0.0482 without, 0.0488 with.
 inline constexpr int64_t kAvgBox3WantItems = int64_t{1} << 18;
 template <class T, bool kDepth>
 inline constexpr int kAvgBox3LaunchBounds = !std::is_same_v<T, float> ? kNoLaunchBounds : kDepth ? 0 : 6;

@@ -10,7 +10,9 @@
 // window plane it reads the V / 2 + 1 dy of each of the R / 2 + 1 covering window rows once,
 // scales them, and sums them along W and H in registers into that plane's contribution; dx
 // plane 2oz is window plane oz's contribution and plane 2oz + 1 that plus window plane oz + 1's,
-// which the item computes next. A dx element costs a few instructions and is written once.
+// which the item computes next. A dx element costs a few instructions and is written once. The
+// loads of the next window plane are issued before the current pair of dx planes is computed
+// and stored (software pipelining: the kernel waited on them).
 //
 // The divisor is the product of per-axis counts, and along each axis only the first and the
 // last window can count differently from an interior one (the last on the ceil overhang), so the
@@ -44,14 +46,32 @@ struct AvgK3S2Body {
 
   static PG_HD int window_class(Idx o, Idx out) { return o == 0 ? 0 : o == out - 1 ? 2 : 1; }
 
-  // sum[k] = window plane oz's contribution to dx row y0 + k, columns x0 .. x0 + V - 1.
-  PG_HD void plane(Idx outer, Idx oz, Idx y0, Idx x0, A (*sum)[V]) const {
+  // The dy of window plane oz that the item reads, as loaded: R / 2 + 1 window rows of V / 2 + 1
+  // windows each; zero outside the output, and all zero when !wanted.
+  struct WindowPlane {
+    T t[R / 2 + 1][V / 2 + 1];
+  };
+
+  PG_HD void load(Idx outer, Idx oz, Idx y0, Idx x0, bool wanted, WindowPlane& w) const {
+    const Idx OD = g.axis[0].out, OH = g.axis[1].out, OW = g.axis[2].out;
+    const Idx ox0 = x0 / 2;
+#pragma unroll
+    for (int r = 0; r <= R / 2; ++r) {
+      const Idx oy = y0 / 2 + r;
+      const bool row_in = wanted && oz < OD && oy < OH;
+      const Idx row = g.out_point(outer, oz, oy, 0);
+#pragma unroll
+      for (int j = 0; j <= V / 2; ++j) w.t[r][j] = row_in && ox0 + j < OW ? dy[row + ox0 + j] : T{};
+    }
+  }
+
+  // sum[k] = window plane oz's contribution (loaded in w) to dx row y0 + k, columns x0 .. x0 + V - 1.
+  PG_HD void reduce(const WindowPlane& w, Idx oz, Idx y0, Idx x0, A (*sum)[V]) const {
     const Idx OD = g.axis[0].out, OH = g.axis[1].out, OW = g.axis[2].out;
 #pragma unroll
     for (int k = 0; k < R; ++k)
 #pragma unroll
       for (int v = 0; v < V; ++v) sum[k][v] = A(0);
-    if (oz >= OD) return;
     // Constant indices only: a runtime index into the parameter array would copy it to memory.
     const int cz = window_class(oz, OD);
     A rz[3][3];
@@ -65,29 +85,23 @@ struct AvgK3S2Body {
     for (int j = 0; j <= V / 2; ++j) cx[j] = window_class(ox0 + j, OW);
 #pragma unroll
     for (int r = 0; r <= R / 2; ++r) {
-      const Idx oy = y0 / 2 + r;
-      if (oy >= OH) continue;
-      const int cy = window_class(oy, OH);
+      const int cy = window_class(y0 / 2 + r, OH);
       A ry[3];
 #pragma unroll
       for (int b = 0; b < 3; ++b) ry[b] = cy == 0 ? rz[0][b] : cy == 2 ? rz[2][b] : rz[1][b];
-      const Idx row = g.out_point(outer, oz, oy, 0);
       A t[V / 2 + 1];
 #pragma unroll
-      for (int j = 0; j <= V / 2; ++j) {
-        const A scale = cx[j] == 0 ? ry[0] : cx[j] == 2 ? ry[2] : ry[1];
-        t[j] = ox0 + j < OW ? static_cast<A>(to_float(dy[row + ox0 + j])) * scale : A(0);
-      }
+      for (int j = 0; j <= V / 2; ++j) t[j] = static_cast<A>(to_float(w.t[r][j])) * (cx[j] == 0 ? ry[0] : cx[j] == 2 ? ry[2] : ry[1]);
       // Window column j serves dx columns 2j - 1, 2j, 2j + 1.
-      A w[V];
+      A cols[V];
 #pragma unroll
-      for (int v = 0; v < V; ++v) w[v] = v % 2 == 0 ? t[v / 2] : t[v / 2] + t[v / 2 + 1];
+      for (int v = 0; v < V; ++v) cols[v] = v % 2 == 0 ? t[v / 2] : t[v / 2] + t[v / 2 + 1];
       // Window row r serves dx rows 2r - 1, 2r, 2r + 1.
 #pragma unroll
       for (int k = 2 * r - 1; k <= 2 * r + 1; ++k)
         if (k >= 0 && k < R)
 #pragma unroll
-          for (int v = 0; v < V; ++v) sum[k][v] += w[v];
+          for (int v = 0; v < V; ++v) sum[k][v] += cols[v];
     }
   }
 
@@ -115,16 +129,24 @@ struct AvgK3S2Body {
     const Idx pairs = (D + 1) / 2;
     const Idx oz_end = oz_begin + chunk < pairs ? oz_begin + chunk : pairs;
     A here[R][V], next[R][V];
-    plane(outer, oz_begin, y0, x0, here);
+    WindowPlane w;
+    load(outer, oz_begin, y0, x0, true, w);
+    reduce(w, oz_begin, y0, x0, here);
+    load(outer, oz_begin + 1, y0, x0, true, w);
     for (Idx oz = oz_begin; oz < oz_end; ++oz) {
+      // Software pipelining: window plane oz + 2 (needed by the next pair of dx planes) is
+      // loaded before this pair is reduced and stored, so its loads are in flight meanwhile.
+      WindowPlane after;
+      load(outer, oz + 2, y0, x0, oz + 1 < oz_end, after);
       store(outer, 2 * oz, y0, x0, here, nullptr);
       if (2 * oz + 1 >= D) break;
-      plane(outer, oz + 1, y0, x0, next);
+      reduce(w, oz + 1, y0, x0, next);
       store(outer, 2 * oz + 1, y0, x0, here, next);
 #pragma unroll
       for (int k = 0; k < R; ++k)
 #pragma unroll
         for (int v = 0; v < V; ++v) here[k][v] = next[k][v];
+      w = after;
     }
   }
 };
@@ -154,12 +176,20 @@ struct AvgGatherK3S2 {
   }
   static size_t workspace_bytes(const Problem&) { return 0; }
 
-  // Work items: W / V * ceil(H / R) * N * C per run of window planes, D cut into runs only as
-  // far as needed to fill the GPU (each run computes one window plane twice).
+  // Work items: W / V * ceil(H / R) * N * C per run of window planes, D cut into runs until
+  // there are kWantItems, several waves (each run computes one window plane twice).
+  //
+  // H100, avgpool3d (2,32,128,128,128) k3s2p1 ceil f32 (2^16 items per run of window planes),
+  // 2026-11-23. Before prefetching (64 registers, 4 blocks per SM) 2^17 items: 0.240 ms. With it
+  // (the loop in AvgK3S2Body), 71 registers, 3 blocks per SM: 2^16 items 0.2323, 2^17 0.2404,
+  // 2^18 0.2355, 2^19 0.2306; the 256-thread launch bound gives 64 registers: 2^17 0.2321 (the
+  // same grid and occupancy as before prefetching, 3.5% faster). Capped to 5 or 6 blocks it
+  // spills (0.313, 0.365). Whole waves matter: 2^17 items are 1.3 waves at 3 blocks per SM.
+  static constexpr int64_t kWantItems = int64_t{1} << 19;
+
   template <class T, class Idx, int V, class Exec>
   static void launch_k3s2(const Exec& ex, const Problem& p, const T* dy, T* dx) {
     constexpr int R = kRows;
-    constexpr int64_t kWantItems = int64_t{1} << 17;
     const int64_t pairs = (p.in[0] + 1) / 2;
     const int64_t row_groups = (p.in[1] + R - 1) / R;
     const int64_t per_run = p.n * p.c * row_groups * (p.in[2] / V);

@@ -352,6 +352,19 @@ TEST(AvgKernels, StrideTwoPath) {
         EXPECT_GE(verify_all(p, DataKind::real), 4) << to_string(p);
       }
     }
+  // D in runs of two window planes and a last of one: 2^14 items per window plane in f64 (2 x 4
+  // dx each) against kWantItems = 2^19 in avg_gather_k3s2.hpp. That path alone: the other
+  // variants take seconds each at this size.
+  {
+    Problem deep = avg_problem(1, 1, {66, 256, 512}, 3, 2, 1, Divisor::exclude_pad);
+    deep.dtype = DType::f64;
+    deep.ceil_mode = true;
+    finalize(deep);
+    const DataSpec spec{1, DataKind::real};
+    const auto expected = std::make_shared<const Expected>(compute_expected(deep, spec));
+    const Outcome o = run_and_verify(test::backend(), *k3s2, deep, spec, expected);
+    EXPECT_EQ(o.status, Status::pass) << to_string(deep) << ": " << o.message;
+  }
   // Not the case it computes: W off the pack width, stride 1, padding 0.
   EXPECT_FALSE(runs(*k3s2, avg_problem(1, 1, {6, 6, 10}, 3, 2, 1)));
   EXPECT_FALSE(runs(*k3s2, avg_problem(1, 1, {6, 6, 16}, 3, 1, 1)));
