@@ -243,7 +243,9 @@ TEST(PyTorchGolden, ThroughThePoolgradExecutable) {
     ASSERT_EQ(rc, 0);
     const NpyArray want_y = tensor(c["output"]);
     EXPECT_EQ(compare("output", read_npy(y), want_y, want_y, 0), "");
-    if (max) EXPECT_EQ(read_npy(idx).data, tensor(c["indices"]).data);
+    if (max) {
+      EXPECT_EQ(read_npy(idx).data, tensor(c["indices"]).data);
+    }
     write_npy(dy, tensor(c["grad_output"]));
     ASSERT_EQ(run_poolgrad("backward " + cmd + " --input " + x + " --grad-output " + dy + (max ? " --indices " + idx : "") + " --output " + dx), 0);
     const NpyArray got_dx = read_npy(dx), want_dx = tensor(c["grad_input"]);
