@@ -17,7 +17,7 @@
 #include <memory>
 #include <string>
 
-#include "rows.hpp"
+#include "bench/rows.hpp"
 #include "src/backend.hpp"
 #include "src/copy.hpp"
 #include "src/registry.hpp"

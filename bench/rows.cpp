@@ -1,4 +1,4 @@
-#include "rows.hpp"
+#include "bench/rows.hpp"
 
 namespace pg::bench {
 namespace {

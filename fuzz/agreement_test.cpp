@@ -7,10 +7,11 @@
 #include <cmath>
 #include <cstring>
 
-#include "problem_gen.hpp"
+#include "fuzz/problem_gen.hpp"
 #include "src/registry.hpp"
 #include "src/verify.hpp"
 #include "tests/backend_main.hpp"
+#include "kernels/common/numeric.hpp"
 
 namespace pg {
 namespace {

@@ -1,4 +1,4 @@
-#include "problem_gen.hpp"
+#include "fuzz/problem_gen.hpp"
 
 #include <cmath>
 #include <vector>

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
-#include "problem_gen.hpp"
+#include "fuzz/problem_gen.hpp"
 #include "src/registry.hpp"
 #include "src/verify.hpp"
 #include "tests/backend_main.hpp"

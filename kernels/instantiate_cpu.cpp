@@ -1,8 +1,8 @@
 // The CPU backend's instantiation of every variant and of the copy kernel (g++).
-#include "../src/copy.hpp"
-#include "copy.hpp"
-#include "exec.hpp"
-#include "variants.hpp"
+#include "src/copy.hpp"
+#include "kernels/common/copy.hpp"
+#include "kernels/common/exec.hpp"
+#include "kernels/variants.hpp"
 
 namespace pg {
 

@@ -1,9 +1,9 @@
 // The GPU backend's instantiation of every variant and of the copy kernel: nvcc for NVIDIA,
 // hipcc -x hip for AMD, from this one file.
-#include "../src/copy.hpp"
-#include "copy.hpp"
-#include "exec.hpp"
-#include "variants.hpp"
+#include "src/copy.hpp"
+#include "kernels/common/copy.hpp"
+#include "kernels/common/exec.hpp"
+#include "kernels/variants.hpp"
 
 namespace pg {
 

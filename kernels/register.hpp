@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "../src/registry.hpp"
+#include "src/registry.hpp"
 
 namespace pg {
 

@@ -1,9 +1,8 @@
-#include "pool_reference.hpp"
+#include "reference/pool_reference.hpp"
 
 #include <cmath>
 #include <sstream>
 
-#include "../src/backend.hpp"
 
 namespace pg::ref {
 namespace {
@@ -178,7 +177,7 @@ Gradient backward_max_indices(const Problem& p, const std::vector<double>& dy,
     std::ostringstream e;
     e << "index " << stored << " at output (n=" << n << ", c=" << c << ", pos=" << o[0] << ","
       << o[1] << "," << o[2] << ") is not a tap of its window inside the input";
-    throw Error(e.str());
+    throw BadIndex(e.str());
   });
   return g;
 }

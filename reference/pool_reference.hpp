@@ -13,9 +13,10 @@
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
 #include <vector>
 
-#include "../src/problem.hpp"
+#include "src/problem.hpp"
 
 namespace pg::ref {
 
@@ -37,7 +38,12 @@ Forward forward(const Problem& p, const std::vector<double>& x);
 
 Gradient backward_avg(const Problem& p, const std::vector<double>& dy);
 
-// Routes dy through stored indices. Throws pg::Error naming the output position when an index
+// A stored index that is not a tap of its window inside the input.
+struct BadIndex : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
+// Routes dy through stored indices. Throws BadIndex naming the output position when an index
 // is not one of its own window's taps inside the input (so nothing is written out of bounds).
 Gradient backward_max_indices(const Problem& p, const std::vector<double>& dy,
                               const std::vector<int64_t>& index);

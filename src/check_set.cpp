@@ -1,4 +1,4 @@
-#include "check_set.hpp"
+#include "src/check_set.hpp"
 
 #include <stdexcept>
 

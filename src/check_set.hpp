@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "datagen.hpp"
-#include "problem.hpp"
+#include "src/datagen.hpp"
+#include "src/problem.hpp"
 
 namespace pg {
 

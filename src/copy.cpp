@@ -1,4 +1,4 @@
-#include "copy.hpp"
+#include "src/copy.hpp"
 
 namespace pg {
 

@@ -3,7 +3,7 @@
 
 #include <cstddef>
 
-#include "backend.hpp"
+#include "src/backend.hpp"
 
 namespace pg {
 

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <thread>
 
-#include "backend.hpp"
+#include "src/backend.hpp"
 
 namespace pg {
 namespace {

@@ -1,4 +1,5 @@
-#include "datagen.hpp"
+#include "src/datagen.hpp"
+#include "kernels/common/numeric.hpp"
 
 #include <cmath>
 #include <random>

@@ -2,8 +2,8 @@
 // hip_compat.hpp, hipcc (-x hip) against the HIP runtime.
 #include <string>
 
-#include "backend.hpp"
-#include "gpu_check.hpp"
+#include "src/backend.hpp"
+#include "kernels/common/gpu_check.hpp"
 
 namespace pg {
 namespace {

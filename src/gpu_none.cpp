@@ -1,7 +1,7 @@
 // The build without a GPU backend (-Dgpu=none, or gpu=auto with no nvcc found).
-#include "backend.hpp"
-#include "copy.hpp"
-#include "registry.hpp"
+#include "src/backend.hpp"
+#include "src/copy.hpp"
+#include "src/registry.hpp"
 
 namespace pg {
 

@@ -2,7 +2,7 @@
 // prints the one-line message and exits 2, where any other failure exits 1.
 #pragma once
 
-#include "backend.hpp"
+#include "src/backend.hpp"
 
 namespace pg {
 

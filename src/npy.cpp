@@ -1,4 +1,4 @@
-#include "npy.hpp"
+#include "src/npy.hpp"
 
 #include <cctype>
 #include <cstring>
@@ -6,7 +6,8 @@
 #include <iterator>
 #include <sstream>
 
-#include "invalid_input.hpp"
+#include "src/invalid_input.hpp"
+#include "kernels/common/numeric.hpp"
 
 namespace pg {
 namespace {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "numeric.hpp"
+#include "kernels/common/numeric.hpp"
 
 namespace pg {
 

@@ -1,13 +1,14 @@
-#include "pool_run.hpp"
+#include "src/pool_run.hpp"
 
 #include <cstring>
 #include <sstream>
 
-#include "../reference/pool_reference.hpp"
-#include "backend.hpp"
-#include "invalid_input.hpp"
-#include "profile.hpp"
-#include "registry.hpp"
+#include "reference/pool_reference.hpp"
+#include "src/backend.hpp"
+#include "src/invalid_input.hpp"
+#include "src/profile.hpp"
+#include "src/registry.hpp"
+#include "kernels/common/numeric.hpp"
 
 namespace pg {
 namespace {
@@ -281,7 +282,7 @@ NpyArray pool_backward(const PoolPlan& plan, const std::string& variant, const N
   } else if (indices) {
     try {
       g = ref::backward_max_indices(p, dy, decode_indices(*indices));
-    } catch (const Error& e) {
+    } catch (const ref::BadIndex& e) {
       throw InvalidInput(std::string("--indices: ") + e.what());
     }
   } else {

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "npy.hpp"
-#include "problem.hpp"
+#include "src/npy.hpp"
+#include "src/problem.hpp"
 
 namespace pg {
 

@@ -1,4 +1,4 @@
-#include "problem.hpp"
+#include "src/problem.hpp"
 
 #include <limits>
 #include <map>

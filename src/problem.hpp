@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string>
 
-#include "numeric.hpp"
+#include "src/dtype.hpp"
 
 namespace pg {
 

@@ -1,4 +1,4 @@
-#include "profile.hpp"
+#include "src/profile.hpp"
 
 namespace pg {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "problem.hpp"
+#include "src/problem.hpp"
 
 namespace pg {
 

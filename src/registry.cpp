@@ -1,4 +1,4 @@
-#include "registry.hpp"
+#include "src/registry.hpp"
 
 namespace pg {
 

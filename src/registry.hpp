@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "backend.hpp"
-#include "problem.hpp"
+#include "src/backend.hpp"
+#include "src/problem.hpp"
 
 namespace pg {
 

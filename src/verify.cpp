@@ -1,4 +1,4 @@
-#include "verify.hpp"
+#include "src/verify.hpp"
 
 #include <cmath>
 #include <cstring>
@@ -6,7 +6,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "../reference/pool_reference.hpp"
+#include "reference/pool_reference.hpp"
+#include "kernels/common/numeric.hpp"
 
 namespace pg {
 namespace {

@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "backend.hpp"
-#include "datagen.hpp"
-#include "problem.hpp"
-#include "registry.hpp"
+#include "src/backend.hpp"
+#include "src/datagen.hpp"
+#include "src/problem.hpp"
+#include "src/registry.hpp"
 
 namespace pg {
 

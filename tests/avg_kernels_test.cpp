@@ -13,10 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "backend_main.hpp"
-#include "kernels/avg_geometry.hpp"
+#include "tests/backend_main.hpp"
+#include "kernels/avg/avg_geometry.hpp"
 #include "src/registry.hpp"
 #include "src/verify.hpp"
+#include "kernels/common/numeric.hpp"
 
 namespace pg {
 namespace {

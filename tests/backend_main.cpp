@@ -10,7 +10,7 @@
 #include <memory>
 #include <string>
 
-#include "backend_main.hpp"
+#include "tests/backend_main.hpp"
 
 namespace pg::test {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "backend_main.hpp"
+#include "tests/backend_main.hpp"
 #include "src/copy.hpp"
 
 namespace pg {

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "src/numeric.hpp"
+#include "kernels/common/numeric.hpp"
 
 namespace pg {
 namespace {

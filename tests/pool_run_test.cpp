@@ -8,6 +8,7 @@
 #include "src/pool_run.hpp"
 #include "src/profile.hpp"
 #include "src/registry.hpp"
+#include "kernels/common/numeric.hpp"
 
 namespace pg {
 namespace {

@@ -27,6 +27,7 @@
 #include "reference/pool_reference.hpp"
 #include "src/invalid_input.hpp"
 #include "src/pool_run.hpp"
+#include "kernels/common/numeric.hpp"
 
 namespace pg {
 namespace {

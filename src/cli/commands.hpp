@@ -4,7 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
-#include "../pool_run.hpp"
+#include "src/pool_run.hpp"
 
 namespace pg {
 

@@ -4,11 +4,11 @@
 #include <iostream>
 #include <map>
 
-#include "../backend.hpp"
-#include "../check_set.hpp"
-#include "../registry.hpp"
-#include "../verify.hpp"
-#include "commands.hpp"
+#include "src/backend.hpp"
+#include "src/check_set.hpp"
+#include "src/registry.hpp"
+#include "src/verify.hpp"
+#include "src/cli/commands.hpp"
 
 namespace pg {
 namespace {

@@ -1,7 +1,7 @@
 #include <cstdio>
 
-#include "../invalid_input.hpp"
-#include "commands.hpp"
+#include "src/invalid_input.hpp"
+#include "src/cli/commands.hpp"
 
 namespace pg {
 namespace {

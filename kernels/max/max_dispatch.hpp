@@ -1,0 +1,55 @@
+// Which instantiation a max-pool backward launch runs: element type, index width (int32 when
+// every coordinate fits, int64 otherwise), whether the leading spatial axis is trivial (1D/2D
+// problems skip its arithmetic), and the channels-last vector width (16-byte accesses along C).
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+
+#include "src/problem.hpp"
+#include "kernels/max/max_geometry.hpp"
+#include "kernels/common/numeric.hpp"
+
+namespace pg {
+
+// `wide` forces int64 arithmetic, so tests cover the > 2^31-element path on small problems.
+enum class IndexWidth { fit, wide };
+
+inline bool uses_int32(const Problem& p, IndexWidth width) {
+  return width == IndexWidth::fit && max_fits_int32(p);
+}
+
+// A leading axis of size 1 whose only tap is its only position: the axis a 1D or 2D problem
+// gets. (A kernel-1 window over size 1 with begin padding would sit in the padding instead.)
+inline bool leading_axis_trivial(const Problem& p) {
+  return p.in[0] == 1 && p.out[0] == 1 && p.kernel[0] == 1 && p.pad_begin[0] == 0;
+}
+
+template <class T>
+inline constexpr int vector_lanes = 16 / static_cast<int>(sizeof(T));
+
+inline bool aligned16(const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; }
+
+// Calls body.template operator()<T, Idx, A0, V>(): T the storage type, Idx the index width,
+// A0 the first non-trivial axis, V the channels per work item. The vector path needs
+// channels-last, C % V == 0 and every buffer in `buffers` 16-byte aligned.
+template <class Body>
+void dispatch_max(const Problem& p, IndexWidth width, std::initializer_list<const void*> buffers, Body&& body) {
+  with_dtype(p.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if (!uses_int32(p, width)) {
+      body.template operator()<T, int64_t, 0, 1>();
+      return;
+    }
+    constexpr int VW = vector_lanes<T>;
+    bool vector = p.layout == Layout::channels_last && p.c % VW == 0;
+    for (const void* b : buffers) vector = vector && aligned16(b);
+    const bool flat = leading_axis_trivial(p);
+    if (vector && flat) body.template operator()<T, int32_t, 1, VW>();
+    else if (vector) body.template operator()<T, int32_t, 0, VW>();
+    else if (flat) body.template operator()<T, int32_t, 1, 1>();
+    else body.template operator()<T, int32_t, 0, 1>();
+  });
+}
+
+}  // namespace pg

@@ -1,0 +1,82 @@
+// max.gather.recompute: one work item per input element visits the windows whose span
+// covers it, recomputes each one's maximum from x, and sums dy where the maximum is this
+// element. Deterministic, no atomics, every dx element written exactly once; it re-reads x
+// (taps x covering windows per element), so it suits small windows.
+#pragma once
+
+#include "src/registry.hpp"
+#include "kernels/common/exec.hpp"
+#include "kernels/max/max_argmax.hpp"
+#include "kernels/max/max_dispatch.hpp"
+#include "kernels/max/max_geometry.hpp"
+
+namespace pg {
+
+template <class T, class Idx, int A0, int V>
+struct MaxGatherRecomputeItem {
+  MaxGeom<Idx> g;
+  const T* x;
+  const T* dy;
+  T* dx;
+
+  PG_HD void operator()(Idx e) const {
+    const Site<Idx> st = locate_input<A0, V>(g, e);
+    Idx lo[kAxes] = {0, 0, 0}, hi[kAxes] = {0, 0, 0};
+    for (int a = A0; a < kAxes; ++a) covering(g, a, st.q[a], &lo[a], &hi[a]);
+    accum_t<T> acc[V] = {};
+    for (Idx o0 = lo[0]; o0 <= hi[0]; ++o0) {
+      if (A0 == 0 && tap_along(g, 0, st.q[0], o0) < 0) continue;
+      for (Idx o1 = lo[1]; o1 <= hi[1]; ++o1) {
+        if (tap_along(g, 1, st.q[1], o1) < 0) continue;
+        for (Idx o2 = lo[2]; o2 <= hi[2]; ++o2) {
+          if (tap_along(g, 2, st.q[2], o2) < 0) continue;
+          const Idx o[kAxes] = {o0, o1, o2};
+          Idx winner[V];
+          window_argmax<A0, V>(g, x, st.in_base, o, winner);
+          bool match[V], any = false;
+#pragma unroll
+          for (int j = 0; j < V; ++j) {
+            match[j] = winner[j] == st.lin;
+            any = any || match[j];
+          }
+          if (!any) continue;
+          const Pack<T, V> grad = load_pack<V>(dy, st.out_base + out_lin(g, o) * g.step);
+#pragma unroll
+          for (int j = 0; j < V; ++j)
+            if (match[j]) acc[j] += to_float(grad.v[j]);
+        }
+      }
+    }
+    Pack<T, V> out;
+#pragma unroll
+    for (int j = 0; j < V; ++j) out.v[j] = from_accum<T>(acc[j]);
+    store_pack<V>(dx, st.in_base + st.lin * g.step, out);
+  }
+};
+
+struct MaxGatherRecompute {
+  static constexpr const char* name = "max.gather.recompute";
+  static constexpr Op op = Op::max;
+  static constexpr Inputs inputs = Inputs::dy_and_x;
+  static constexpr bool deterministic = true;
+  static constexpr bool gpu_only = false;
+
+  static Support supports(const Problem&) { return Support::yes(); }
+  static size_t workspace_bytes(const Problem&) { return 0; }
+
+  template <class Exec>
+  static void launch(const Exec& ex, const Problem& p, const BwdBuffers& b) {
+    launch_with(ex, p, b, IndexWidth::fit);
+  }
+
+  template <class Exec>
+  static void launch_with(const Exec& ex, const Problem& p, const BwdBuffers& b, IndexWidth width) {
+    dispatch_max(p, width, {b.x, b.dy, b.dx}, [&]<class T, class Idx, int A0, int V>() {
+      const MaxGatherRecomputeItem<T, Idx, A0, V> item{make_max_geom<Idx>(p, V), static_cast<const T*>(b.x),
+                                                       static_cast<const T*>(b.dy), static_cast<T*>(b.dx)};
+      ex.template for_each<Idx>(p.in_elems() / V, item);
+    });
+  }
+};
+
+}  // namespace pg

@@ -1,0 +1,61 @@
+// max.scatter.recompute: one work item per output element recomputes its window's maximum
+// from x and adds dy there. Atomic adds (overlapping windows can pick the same input), so the
+// result is not bitwise repeatable; dx (or the f32 workspace) is zeroed first.
+#pragma once
+
+#include "src/registry.hpp"
+#include "kernels/common/accum_workspace.hpp"
+#include "kernels/common/exec.hpp"
+#include "kernels/max/max_argmax.hpp"
+#include "kernels/max/max_dispatch.hpp"
+#include "kernels/max/max_geometry.hpp"
+
+namespace pg {
+
+template <class T, class Idx, int A0, int V>
+struct MaxScatterRecomputeItem {
+  MaxGeom<Idx> g;
+  const T* x;
+  const T* dy;
+  accum_t<T>* sum;
+
+  PG_HD void operator()(Idx e) const {
+    const Site<Idx> st = locate_output<A0, V>(g, e);
+    Idx winner[V];
+    window_argmax<A0, V>(g, x, st.in_base, st.q, winner);
+    const Pack<T, V> grad = load_pack<V>(dy, st.out_base + st.lin * g.step);
+#pragma unroll
+    for (int j = 0; j < V; ++j)
+      if (winner[j] >= 0)
+        atomic_add(sum + st.in_base + winner[j] * g.step + j, static_cast<accum_t<T>>(to_float(grad.v[j])));
+  }
+};
+
+struct MaxScatterRecompute {
+  static constexpr const char* name = "max.scatter.recompute";
+  static constexpr Op op = Op::max;
+  static constexpr Inputs inputs = Inputs::dy_and_x;
+  static constexpr bool deterministic = false;
+  static constexpr bool gpu_only = false;
+
+  static Support supports(const Problem&) { return Support::yes(); }
+  static size_t workspace_bytes(const Problem& p) { return accum_workspace_bytes(p); }
+
+  template <class Exec>
+  static void launch(const Exec& ex, const Problem& p, const BwdBuffers& b) {
+    launch_with(ex, p, b, IndexWidth::fit);
+  }
+
+  template <class Exec>
+  static void launch_with(const Exec& ex, const Problem& p, const BwdBuffers& b, IndexWidth width) {
+    dispatch_max(p, width, {b.x, b.dy}, [&]<class T, class Idx, int A0, int V>() {
+      accum_t<T>* sum = zeroed_accumulator<T>(ex, p, b);
+      const MaxScatterRecomputeItem<T, Idx, A0, V> item{make_max_geom<Idx>(p, V), static_cast<const T*>(b.x),
+                                                        static_cast<const T*>(b.dy), sum};
+      ex.template for_each<Idx>(p.out_elems() / V, item);
+      narrow_workspace<T, Idx>(ex, p, b);
+    });
+  }
+};
+
+}  // namespace pg
