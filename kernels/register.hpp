@@ -11,10 +11,16 @@ namespace pg {
 template <class... V>
 struct VariantList {};
 
+template <class... A, class... B>
+VariantList<A..., B...> join(VariantList<A...>, VariantList<B...>) {
+  return {};
+}
+
 // A variant is a struct with:
 //   static constexpr const char* name; static constexpr Op op; static constexpr Inputs inputs;
 //   static constexpr bool deterministic, gpu_only;
-//   static Support supports(const Problem&);
+//   static Domain domain();                  the problems it computes (src/domain.hpp)
+//   static Support supports(const Problem&); what the domain cannot say; yes otherwise
 //   static size_t workspace_bytes(const Problem&);
 //   template <class Exec> static void launch(const Exec&, const Problem&, const BwdBuffers&);
 template <class Exec, class V>
@@ -25,6 +31,7 @@ Variant make_variant() {
   v.inputs = V::inputs;
   v.deterministic = V::deterministic;
   v.gpu_only = V::gpu_only;
+  v.domain = V::domain();
   v.supports_problem = &V::supports;
   v.workspace_bytes = &V::workspace_bytes;
   LaunchFn fn = [](Backend&, const Problem& p, const BwdBuffers& b) { V::launch(Exec{}, p, b); };

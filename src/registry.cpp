@@ -7,12 +7,15 @@ Support Variant::supports(const Problem& p, BackendKind backend) const {
   if (backend == BackendKind::cpu && gpu_only)
     return Support::no("GPU only: needs block cooperation the CPU backend does not model");
   if (backend == BackendKind::gpu && !launch_gpu) return Support::no("not built for the GPU");
+  const Domain::Verdict in = domain.admits(p);
+  if (!in.ok) return Support::no(in.why);
   return supports_problem(p);
 }
 
 void Variant::launch(Backend& b, const Problem& p, const BwdBuffers& buf) const {
+  const Support s = supports(p, b.kind());
+  if (!s.ok) throw Error("variant " + name + " does not support " + to_string(p) + " on " + b.name() + ": " + s.why);
   const LaunchFn& fn = b.kind() == BackendKind::cpu ? launch_cpu : launch_gpu;
-  if (!fn) throw Error("variant " + name + " has no launcher for backend " + b.name());
   fn(b, p, buf);
 }
 

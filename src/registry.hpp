@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "src/backend.hpp"
+#include "src/domain.hpp"
 #include "src/problem.hpp"
 
 namespace pg {
@@ -47,12 +48,16 @@ struct Variant {
   Inputs inputs = Inputs::dy_only;
   bool deterministic = false;  // bitwise repeatable run to run
   bool gpu_only = false;       // needs block cooperation; the CPU backend cannot run it
+  Domain domain;               // the problems it computes; the fuzz generates inside it
+  // Conditions beyond the domain's axes; called only for problems the domain admits.
   std::function<Support(const Problem&)> supports_problem;
   std::function<size_t(const Problem&)> workspace_bytes;
   LaunchFn launch_cpu;
   LaunchFn launch_gpu;  // empty when the build has no GPU backend
 
+  // Exact: yes means launch() runs this variant's own body on p, and nothing else ever runs.
   Support supports(const Problem& p, BackendKind backend) const;
+  // Throws pg::Error, launching nothing, when supports() says no.
   void launch(Backend& b, const Problem& p, const BwdBuffers& buf) const;
 };
 

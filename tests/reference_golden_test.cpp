@@ -157,7 +157,7 @@ TEST(EdgeCase5, WindowWithNoTap) {
   EXPECT_EQ(f.index[0], kNoTap);
   EXPECT_EQ(ref::backward_max_recompute(p, {7}, {5}).dx, std::vector<double>{0});
   EXPECT_EQ(ref::backward_max_indices(p, {5}, {kNoTap}).dx, std::vector<double>{0});
-  EXPECT_THROW(ref::backward_max_indices(p, {5}, {0}), Error);
+  EXPECT_THROW(ref::backward_max_indices(p, {5}, {0}), ref::BadIndex);
 }
 
 // 6: anisotropic parameters on a non-cubic volume. x grows along every axis, so each window's
@@ -233,7 +233,7 @@ TEST(EdgeCase9, IndexFormats) {
   try {
     ref::backward_max_indices(one, {1, 1}, {0, 1});
     FAIL() << "index 1 is not a tap of window 1";
-  } catch (const Error& e) {
+  } catch (const ref::BadIndex& e) {
     EXPECT_NE(std::string(e.what()).find("index 1 at output (n=0, c=0, pos=0,0,1)"), std::string::npos) << e.what();
   }
 }

@@ -67,6 +67,7 @@ struct AvgDirect {
   static constexpr Inputs inputs = Inputs::dy_only;
   static constexpr bool deterministic = true;
   static constexpr bool gpu_only = false;
+  static Domain domain() { return {}; }
 
   static Support supports(const Problem& p) {
     if (!p.windows_disjoint())

@@ -77,6 +77,7 @@ struct AvgGather {
   static constexpr Inputs inputs = Inputs::dy_only;
   static constexpr bool deterministic = true;
   static constexpr bool gpu_only = false;
+  static Domain domain() { return {}; }
 
   static Support supports(const Problem&) { return Support::yes(); }
   static size_t workspace_bytes(const Problem&) { return 0; }

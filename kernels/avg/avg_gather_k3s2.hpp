@@ -157,6 +157,7 @@ struct AvgGatherK3S2 {
   static constexpr Inputs inputs = Inputs::dy_only;
   static constexpr bool deterministic = true;
   static constexpr bool gpu_only = false;
+  static Domain domain() { return {}; }
   static constexpr int kRows = 4;
 
   static Support supports(const Problem& p) {

@@ -62,6 +62,7 @@ struct AvgGatherStream {
   static constexpr Inputs inputs = Inputs::dy_only;
   static constexpr bool deterministic = true;
   static constexpr bool gpu_only = false;
+  static Domain domain() { return {}; }
 
   static Support supports(const Problem& p) {
     std::string why;

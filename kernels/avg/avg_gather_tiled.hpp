@@ -290,6 +290,7 @@ struct AvgGatherTiled {
   static constexpr Inputs inputs = Inputs::dy_only;
   static constexpr bool deterministic = true;
   static constexpr bool gpu_only = false;
+  static Domain domain() { return {}; }
 
   static Support supports(const Problem& p) {
     if (p.layout != Layout::channels_first)

@@ -52,6 +52,7 @@ struct AvgScatterAtomic {
   static constexpr Inputs inputs = Inputs::dy_only;
   static constexpr bool deterministic = false;
   static constexpr bool gpu_only = false;
+  static Domain domain() { return {}; }
 
   static Support supports(const Problem&) { return Support::yes(); }
 

@@ -34,6 +34,7 @@ struct MaxDirectRecompute {
   static constexpr Inputs inputs = Inputs::dy_and_x;
   static constexpr bool deterministic = true;
   static constexpr bool gpu_only = false;
+  static Domain domain() { return {}; }
 
   static Support supports(const Problem& p) {
     if (!p.windows_disjoint()) return Support::no("windows overlap (stride < effective kernel on some axis)");

@@ -37,6 +37,7 @@ struct MaxDirectStored {
   static constexpr Inputs inputs = Inputs::dy_and_indices;
   static constexpr bool deterministic = true;
   static constexpr bool gpu_only = false;
+  static Domain domain() { return {}; }
 
   static Support supports(const Problem& p) {
     if (!p.windows_disjoint()) return Support::no("windows overlap (stride < effective kernel on some axis)");

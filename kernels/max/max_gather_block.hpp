@@ -370,6 +370,7 @@ struct MaxGatherBlock {
   static constexpr Inputs inputs = Inputs::dy_and_indices;
   static constexpr bool deterministic = true;
   static constexpr bool gpu_only = false;
+  static Domain domain() { return {}; }
 
   static Support supports(const Problem&) { return Support::yes(); }
   static size_t workspace_bytes(const Problem&) { return 0; }

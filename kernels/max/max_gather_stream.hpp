@@ -98,6 +98,7 @@ struct MaxGatherStream {
   static constexpr Inputs inputs = Inputs::dy_and_indices;
   static constexpr bool deterministic = true;
   static constexpr bool gpu_only = false;
+  static Domain domain() { return {}; }
 
   static Support supports(const Problem& p) {
     std::string why;

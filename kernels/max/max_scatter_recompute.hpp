@@ -37,6 +37,7 @@ struct MaxScatterRecompute {
   static constexpr Inputs inputs = Inputs::dy_and_x;
   static constexpr bool deterministic = false;
   static constexpr bool gpu_only = false;
+  static Domain domain() { return {}; }
 
   static Support supports(const Problem&) { return Support::yes(); }
   static size_t workspace_bytes(const Problem& p) { return accum_workspace_bytes(p); }

@@ -38,6 +38,7 @@ struct MaxScatterStored {
   static constexpr Inputs inputs = Inputs::dy_and_indices;
   static constexpr bool deterministic = false;
   static constexpr bool gpu_only = false;
+  static Domain domain() { return {}; }
 
   static Support supports(const Problem&) { return Support::yes(); }
   static size_t workspace_bytes(const Problem& p) { return accum_workspace_bytes(p); }

@@ -1,0 +1,16 @@
+// The average-pool variants, each once. Adding one is a file in kernels/avg/ and a line here.
+#pragma once
+
+#include "kernels/avg/avg_direct.hpp"
+#include "kernels/avg/avg_gather.hpp"
+#include "kernels/avg/avg_gather_k3s2.hpp"
+#include "kernels/avg/avg_gather_stream.hpp"
+#include "kernels/avg/avg_gather_tiled.hpp"
+#include "kernels/avg/avg_scatter_atomic.hpp"
+#include "kernels/register.hpp"
+
+namespace pg {
+
+using AvgVariants = VariantList<AvgScatterAtomic, AvgGather, AvgDirect, AvgGatherTiled, AvgGatherK3S2, AvgGatherStream>;
+
+}  // namespace pg
