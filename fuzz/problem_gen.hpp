@@ -1,26 +1,30 @@
-// RapidCheck generators for random valid pooling problems and their data.
+// RapidCheck generators for random valid pooling problems inside a variant's Domain, and their
+// data.
 //
 // Parameters are dependent (the input must be long enough for the window, u8 indices need
-// fewer than 255 taps), so sizes are derived from the window rather than filtered, and no
-// case is wasted on an invalid problem.
+// fewer than 255 taps, a packed axis a multiple of the pack), so sizes are derived from the
+// window and the domain rather than filtered: a case is only discarded for a condition the
+// variant's supports() adds beyond its domain, and the property counts those.
 #pragma once
 
 #include <rapidcheck.h>
 
+#include <iosfwd>
+
 #include "src/datagen.hpp"
+#include "src/domain.hpp"
 #include "src/problem.hpp"
 
-namespace pg::fuzz {
+namespace pg {
 
-struct GenOptions {
-  Op op = Op::max;
-  bool disjoint = false;  // stride >= effective kernel on every axis (direct-store variants)
-};
+// How RapidCheck prints a counterexample: the replayable problem line.
+void showValue(const Problem& p, std::ostream& os);
+void showValue(const DataSpec& d, std::ostream& os);
 
-rc::Gen<Problem> problem(GenOptions opt);
+namespace fuzz {
+
+rc::Gen<Problem> problem(Op op, const Domain& domain);
 rc::Gen<DataSpec> data_spec();
 
-// RC_TAG/RC_CLASSIFY the edges a case exercises, so a run shows what it covered.
-void classify(const Problem& p, const DataSpec& spec);
-
-}  // namespace pg::fuzz
+}  // namespace fuzz
+}  // namespace pg

@@ -1,10 +1,12 @@
-// Every registered variant against the oracle on random problems: one RapidCheck property per
-// variant, run on the backend the binary was started with (--backend=cpu|gpu). A new variant
-// is picked up with no change here.
+// Every registered variant against the oracle on random problems inside its own domain: one
+// RapidCheck property per variant, run on the backend the binary was started with
+// (--backend=cpu|gpu). A new variant is picked up with no change here.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
+#include "fuzz/coverage.hpp"
 #include "fuzz/problem_gen.hpp"
+#include "fuzz/property.hpp"
 #include "src/registry.hpp"
 #include "src/verify.hpp"
 #include "tests/backend_main.hpp"
@@ -20,18 +22,23 @@ TEST_P(VariantProperty, MatchesOracle) {
   if (b.kind() == BackendKind::cpu && v.gpu_only) GTEST_SKIP() << v.name << " is GPU only";
   // A GPU build whose GPU unit lacks a registered variant is a broken build, not a skip.
   if (b.kind() == BackendKind::gpu && !v.launch_gpu) FAIL() << v.name << " is registered but not built for the GPU";
-  const bool ok = rc::check(v.name + " on " + b.name() + " matches the oracle", [&] {
-    const bool disjoint = *rc::gen::arbitrary<bool>();
-    const Problem p = *fuzz::problem({v.op, disjoint});
-    const DataSpec spec = *fuzz::data_spec();
-    const Support s = v.supports(p, b.kind());
-    RC_PRE(s.ok);
-    fuzz::classify(p, spec);
-    const Outcome o = run_and_verify(b, v, p, spec);
-    if (o.status != Status::pass) RC_FAIL(o.message);
-  });
-  EXPECT_TRUE(ok) << "replay the printed case with the 'replay:' line above, or the whole "
-                     "property with RC_PARAMS=\"reproduce=...\"";
+  fuzz::Property prop(v.name + " on " + b.name() + " matches the oracle");
+  if (!prop.selected()) GTEST_SKIP() << "RC_PARAMS reproduces another property";
+  std::string report;
+  const bool ok = prop.check(
+      [&] {
+        const Problem p = *fuzz::problem(v.op, v.domain);
+        const DataSpec spec = *fuzz::data_spec();
+        const Support s = v.supports(p, b.kind());
+        if (!s.ok) prop.discard(s.why);
+        RC_TAG(std::to_string(p.dims) + "D", dtype_name(p.dtype));
+        const Outcome o = run_and_verify(b, v, p, spec);
+        if (o.status != Status::pass) prop.fail(o.message);
+        prop.ran(fuzz::observed_tags(p, spec, v.inputs));
+      },
+      fuzz::admitted_tags(v), &report);
+  std::cout << report;
+  EXPECT_TRUE(ok) << report;
 }
 
 std::vector<std::string> variant_names() {

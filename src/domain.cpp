@@ -58,6 +58,8 @@ Domain::Verdict Domain::admits(const Problem& p) const {
       if (pads_symmetric && p.pad_begin[a] != p.pad_end[a]) return no("padding: begin and end must be equal");
       if (same_pad_parity && p.pad_begin[a] % p.stride[a] != p.pad_begin[kAxes - 1] % p.stride[kAxes - 1])
         return no("padding: pad_begin mod stride must be the same on every axis");
+      if (whole_windows && p.in[a] != p.out[a] * p.kernel[a])
+        return no("input size: not a whole number of windows along every axis (in = out x kernel)");
     }
   }
   if (contiguous_packs) {
@@ -85,6 +87,7 @@ std::string Domain::describe_windows() const {
   o << " on every axis" << (trivial_leading == 0 ? "" : trivial_leading == 1 ? " (D may be flat)" : " (D, H may be flat)");
   if (pads_symmetric) o << ", symmetric pads";
   if (same_pad_parity) o << ", one pad parity";
+  if (whole_windows) o << ", whole windows (in = out x kernel)";
   return o.str();
 }
 

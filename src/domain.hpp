@@ -31,6 +31,7 @@ struct Domain {
   std::vector<WindowShape> shapes;  // listed only
   bool pads_symmetric = false;      // listed: pad_end == pad_begin on every axis
   bool same_pad_parity = false;     // listed: pad_begin mod stride the same on every axis
+  bool whole_windows = false;       // listed: every axis is a whole number of windows, in == out * kernel
   // A 2D problem's D axis (and 1D's D and H) is trivial: size 1, kernel 1, no padding. With
   // listed windows, the leading axes a variant flattens this way:
   //   trivial_leading = 0: none (3D only), 1: D may be trivial, 2: D and H may be.
