@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Times PyTorch's native pooling-backward kernels on the baseline rows, on the current GPU,
-the way ../shared/baselines/README.md did: CUDA events, median of 50 runs after 10 warm-ups,
+the way bench/baselines/README.md did: CUDA events, median of 50 runs after 10 warm-ups,
 plus a device-to-device copy ceiling (bytes read + written) measured in the same run.
 
 Row names match bench/rows.cpp, so bench/report.py can join the two reports.

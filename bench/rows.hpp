@@ -1,4 +1,4 @@
-// The standard benchmark suite: the rows of ../shared/baselines/README.md, same shapes, so a
+// The standard benchmark suite: the rows of bench/baselines/README.md, same shapes, so a
 // report can put poolgrad's variants beside PyTorch's figures. bench/pytorch_baseline.py
 // times PyTorch on the same list (keep the two in step: the names are the join key).
 #pragma once

@@ -1,6 +1,10 @@
 #include "src/check_set.hpp"
 
+#include <algorithm>
+#include <numeric>
 #include <stdexcept>
+
+#include "src/registry.hpp"
 
 namespace pg {
 namespace {
@@ -25,6 +29,76 @@ Problem make(Op op, int dims, int64_t n, int64_t c, std::initializer_list<int64_
   put(p.pad_begin, pad);
   put(p.pad_end, pad);
   put(p.dilation, dil);
+  return p;
+}
+
+// A length of at least min_len and at most `reach` past it, a multiple of unit.
+int64_t length(int64_t min_len, int64_t reach, int64_t unit) {
+  return std::max<int64_t>(unit, (min_len + reach) / unit * unit);
+}
+
+// Sample i (0, 1, 2) of a variant's domain, built directly like the fuzz builds its cases: the
+// largest dims, sizes at the domain's reach (several work items and a partial last one), and
+// across the three samples each end of the pad range, both tie/NaN rules, three divisor rules or
+// index formats, each layout and several dtypes.
+Problem domain_sample(const Variant& v, int i) {
+  const Domain& d = v.domain;
+  Problem p;
+  p.op = v.op;
+  p.pad_limit = PadLimit::none;
+  p.avg3d_input_at_least_kernel = false;
+  const bool listed = d.windows == WindowRule::listed;
+  const int lo_dims = listed ? std::max(d.min_dims, kAxes - d.trivial_leading) : d.min_dims;
+  p.dims = i == 1 ? std::max(lo_dims, d.max_dims - 1) : d.max_dims;
+  p.n = i == 2 ? 1 : 2;
+  p.ceil_mode = i != 1;
+  p.layout = d.layouts[i % d.layouts.size()];
+  std::vector<DType> dtypes;
+  for (DType t : {DType::f32, DType::f16, DType::bf16, DType::f64})
+    if (std::find(d.dtypes.begin(), d.dtypes.end(), t) != d.dtypes.end()) dtypes.push_back(t);
+  p.dtype = dtypes[i % dtypes.size()];
+  const int64_t pack = 16 / dtype_size(p.dtype);
+  const bool packed_c = d.contiguous_packs && p.layout == Layout::channels_last;
+  p.c = packed_c ? pack * (i == 0 ? 3 : 2) : std::min<int64_t>(d.max_channels, i == 0 ? 5 : 3);
+  for (int a = kAxes - p.dims; a < kAxes; ++a) {
+    if (listed) {
+      const WindowShape& s = d.shapes[i % d.shapes.size()];
+      p.kernel[a] = s.kernel;
+      p.stride[a] = s.stride;
+      p.pad_begin[a] = i == 1 ? s.pad_min : s.pad_max;
+      p.pad_end[a] = i == 2 && !d.pads_symmetric ? s.pad_min : p.pad_begin[a];
+      if (d.whole_windows) p.pad_begin[a] = p.pad_end[a] = 0;
+    } else if (d.windows == WindowRule::disjoint) {
+      p.kernel[a] = 2 + (i == 1);
+      p.stride[a] = p.kernel[a] + (i == 2);
+      p.pad_begin[a] = i == 0 ? 0 : 1;
+      p.pad_end[a] = i == 2 ? 0 : p.pad_begin[a];
+    } else {
+      const int64_t k[] = {3, 2, 1}, s[] = {2, 1, 2}, dil[] = {1, 2, 1}, pb[] = {1, 1, 1}, pe[] = {1, 1, 0};
+      p.kernel[a] = k[i];
+      p.stride[a] = s[i];
+      p.dilation[a] = dil[i];
+      p.pad_begin[a] = pb[i];
+      p.pad_end[a] = pe[i];
+    }
+    const int64_t min_len = std::max<int64_t>(1, p.effective_kernel(a) - p.pad_begin[a] - p.pad_end[a]);
+    int64_t unit = d.whole_windows ? p.kernel[a] : 1;
+    if (d.contiguous_packs && p.layout == Layout::channels_first && a == kAxes - 1) unit = std::lcm(unit, pack);
+    p.in[a] = length(min_len, d.reach[a] - (i == 2), unit);
+  }
+  if (p.op == Op::avg) {
+    p.divisor = i == 0 ? Divisor::include_pad : i == 1 ? Divisor::exclude_pad : Divisor::full_kernel;
+    p.has_divisor_override = i == 2;
+    p.divisor_override = 3;
+  } else {
+    p.tie = i == 1 ? TieRule::last : TieRule::first;
+    p.nan = i == 1 ? NanRule::ignore : NanRule::propagate;
+    p.index_format = d.index_formats[i % d.index_formats.size()];
+    std::vector<IndexType> types;
+    for (IndexType t : d.index_types)
+      if (t != IndexType::u8 || p.index_format == IndexFormat::window) types.push_back(t);
+    p.index_type = types.empty() ? d.index_types.front() : types[i % types.size()];
+  }
   return p;
 }
 
@@ -92,6 +166,12 @@ std::vector<CheckCase> check_set() {
   last.tie = TieRule::last;
   last.nan = NanRule::ignore;
   add("max2d tie=last nan=ignore", last, DataKind::special);
+  // Three cases from inside every variant's own domain, so each fast path is checked on shapes it
+  // really runs, whatever the edge cases above happen to hit.
+  for (const Variant& v : variants())
+    for (int i = 0; i < 3; ++i)
+      add(v.name + " domain sample " + std::to_string(i + 1), domain_sample(v, i),
+          i == 0 ? DataKind::ints : i == 1 ? DataKind::special : DataKind::real);
   return cases;
 }
 

@@ -3,7 +3,7 @@
 namespace pg {
 
 const std::vector<Profile>& profiles() {
-  // Facts from /work/shared/semantics.md; reference/README.md explains each choice.
+  // reference/README.md gives the facts per framework and explains each choice.
   static const std::vector<Profile> all = {
       // name      include divisor          incl.  tie              nan                 index format             index type      pad limit              avg3d  avg dilation
       {"pytorch", Divisor::include_pad, true, TieRule::first, NanRule::propagate, IndexFormat::plane, IndexType::i64, PadLimit::half_kernel, true, false},

@@ -40,6 +40,7 @@ int cmd_variants() {
     std::printf("%-28s op=%s reads=%-10s %s backends=%s%s\n", v.name.c_str(), op_name(v.op),
                 inputs_name(v.inputs), v.deterministic ? "deterministic" : "atomic       ",
                 v.gpu_only ? "" : "cpu,", v.launch_gpu ? "gpu" : "(no gpu in this build)");
+    std::printf("    domain: %s\n", v.domain.describe().c_str());
   }
   return 0;
 }
@@ -74,6 +75,12 @@ int cmd_check(const std::string& only_variant, bool verbose) {
         }
       }
       std::printf("%-30s %-6s %6d %6d %11d\n", v.name.c_str(), b->name().c_str(), pass, fail, unsupported);
+      // A variant that ran nowhere was not checked: that is a failure, not a quiet pass.
+      const bool runs_here = !(b->kind() == BackendKind::cpu && v.gpu_only);
+      if (runs_here && pass == 0 && fail == 0) {
+        ++fail;
+        messages += "FAIL " + v.name + " on " + b->name() + ": no case of the check set is in its domain\n";
+      }
       if (!messages.empty()) std::printf("%s", messages.c_str());
       passes += pass;
       failures += fail;
