@@ -1,5 +1,7 @@
 #include "src/pool_run.hpp"
 
+#include "src/verify.hpp"
+
 #include <cstring>
 #include <sstream>
 
@@ -8,6 +10,7 @@
 #include "src/invalid_input.hpp"
 #include "src/profile.hpp"
 #include "src/registry.hpp"
+#include "src/verify.hpp"
 #include "kernels/common/numeric.hpp"
 
 namespace pg {
@@ -122,33 +125,25 @@ const Variant& choose_variant(const std::string& name, const Problem& p, bool ha
   return *v;
 }
 
-// Runs a registered variant on the CPU backend with the tensors' own bytes.
-std::vector<unsigned char> run_variant(const Variant& v, const Problem& p, const NpyArray& input,
-                                       const NpyArray& grad_output, const NpyArray& indices) {
-  const size_t dx_bytes = static_cast<size_t>(p.in_elems()) * dtype_size(p.dtype);
-  std::vector<unsigned char> dx(dx_bytes, 0);
-  if (dx_bytes == 0) return dx;
+// Runs a registered variant on the CPU backend through PreparedRun, the path check, the fuzz and
+// the benchmark take: the tensors' own values as the data, the oracle's gradient as the answer,
+// so the variant's dx is verified (sentinels, poison, the per-element bound) before it is
+// returned. A variant that disagrees with the oracle is an error, not an output.
+std::vector<unsigned char> run_variant(const Variant& v, const Problem& p, std::vector<double> x, std::vector<double> dy,
+                                       std::vector<int64_t> indices, ref::Gradient g) {
   auto backend = make_cpu_backend();
-  auto upload = [&](const std::vector<unsigned char>& host) {
-    Buffer b(*backend, host.size());
-    if (!host.empty()) backend->upload(b.get(), host.data(), host.size());
-    return b;
-  };
-  Buffer x = upload(v.inputs == Inputs::dy_and_x ? input.data : std::vector<unsigned char>{});
-  Buffer dy = upload(grad_output.data);
-  Buffer idx = upload(v.inputs == Inputs::dy_and_indices ? indices.data : std::vector<unsigned char>{});
-  Buffer out = upload(dx);
-  Buffer workspace(*backend, v.workspace_bytes(p));
-  BwdBuffers buffers;
-  buffers.x = x.get();
-  buffers.dy = dy.get();
-  buffers.indices = idx.get();
-  buffers.dx = out.get();
-  buffers.workspace = workspace.get();
-  v.launch(*backend, p, buffers);
-  backend->synchronize();
-  backend->download(dx.data(), out.get(), dx.size());
-  return dx;
+  auto expected = std::make_shared<Expected>();
+  expected->data.x = std::move(x);
+  expected->data.dy = std::move(dy);
+  expected->indices = std::move(indices);
+  expected->dx = std::move(g.dx);
+  expected->abs_sum = std::move(g.abs_sum);
+  expected->terms = std::move(g.terms);
+  PreparedRun run(*backend, v, p, DataSpec{}, std::move(expected));
+  const Outcome o = run.verify();
+  if (o.status != Status::pass)
+    throw Error("--variant " + v.name + " disagrees with the oracle on these tensors (a kernel bug):\n" + o.message);
+  return run.output();
 }
 
 }  // namespace
@@ -275,29 +270,30 @@ NpyArray pool_backward(const PoolPlan& plan, const std::string& variant, const N
   const Problem& p = plan.problem;
   check_grad_output(plan, grad_output.header);
   if (indices) check_indices(plan, indices->header);
-  const std::vector<double> dy = values_of(grad_output);
+  std::vector<double> dy = values_of(grad_output);
+  std::vector<double> x = values_of(input);
+  std::vector<int64_t> stored;
   ref::Gradient g;
   if (p.op == Op::avg) {
     g = ref::backward_avg(p, dy);
   } else if (indices) {
+    stored = decode_indices(*indices);
     try {
-      g = ref::backward_max_indices(p, dy, decode_indices(*indices));
+      g = ref::backward_max_indices(p, dy, stored);
     } catch (const ref::BadIndex& e) {
       throw InvalidInput(std::string("--indices: ") + e.what());
     }
   } else {
-    g = ref::backward_max_recompute(p, values_of(input), dy);
+    g = ref::backward_max_recompute(p, x, dy);
+    stored = ref::forward(p, x).index;
   }
   if (variant == "oracle") return array_of(p.dtype, plan.input_shape, g.dx);
 
   const Variant& v = choose_variant(variant, p, indices != nullptr);
-  NpyArray stored;
-  if (v.inputs == Inputs::dy_and_indices)
-    stored = indices ? *indices : encode_indices(p, plan.output_shape, ref::forward(p, values_of(input)).index);
   NpyArray dx;
   dx.header.type = input.header.type;
   dx.header.shape = plan.input_shape;
-  dx.data = run_variant(v, p, input, grad_output, stored);
+  dx.data = run_variant(v, p, std::move(x), std::move(dy), std::move(stored), std::move(g));
   return dx;
 }
 
