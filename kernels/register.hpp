@@ -11,11 +11,6 @@ namespace pg {
 template <class... V>
 struct VariantList {};
 
-template <class... A, class... B>
-VariantList<A..., B...> join(VariantList<A...>, VariantList<B...>) {
-  return {};
-}
-
 // A variant is a struct with:
 //   static constexpr const char* name; static constexpr Op op; static constexpr Inputs inputs;
 //   static constexpr bool deterministic, gpu_only;

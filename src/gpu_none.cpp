@@ -16,7 +16,8 @@ std::unique_ptr<Backend> make_gpu_backend(int device) {
 
 const char* gpu_runtime_name() { return "none"; }
 
-std::vector<Variant> gpu_variants() { return {}; }
+std::vector<Variant> gpu_max_variants() { return {}; }
+std::vector<Variant> gpu_avg_variants() { return {}; }
 
 void copy_kernel_gpu(void*, const void*, size_t) { throw Error("no GPU backend in this build"); }
 

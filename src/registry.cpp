@@ -21,8 +21,11 @@ void Variant::launch(Backend& b, const Problem& p, const BwdBuffers& buf) const 
 
 const std::vector<Variant>& variants() {
   static const std::vector<Variant> all = [] {
-    std::vector<Variant> list = cpu_variants();
-    for (const Variant& g : gpu_variants())
+    std::vector<Variant> list = cpu_max_variants(), avg = cpu_avg_variants();
+    list.insert(list.end(), avg.begin(), avg.end());
+    std::vector<Variant> gpu = gpu_max_variants(), gpu_avg = gpu_avg_variants();
+    gpu.insert(gpu.end(), gpu_avg.begin(), gpu_avg.end());
+    for (const Variant& g : gpu)
       for (Variant& v : list)
         if (v.name == g.name) v.launch_gpu = g.launch_gpu;
     return list;

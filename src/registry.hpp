@@ -1,9 +1,9 @@
 // The variant registry: every kernel variant with its name, what it needs, whether it
 // supports a problem on a backend, and how to launch it there.
 //
-// Variants are listed once, in kernels/variants.hpp. Each backend's translation unit
-// (kernels/instantiate_cpu.cpp, kernels/instantiate_gpu.cu) instantiates that list for its
-// executor; variants() joins them by name.
+// Variants are listed once per op, in kernels/max/variants.hpp and kernels/avg/variants.hpp.
+// Each backend's translation units (kernels/<op>/instantiate_cpu.cpp, instantiate_gpu.cu)
+// instantiate those lists for their executor; variants() joins them by name.
 #pragma once
 
 #include <functional>
@@ -64,8 +64,11 @@ struct Variant {
 const std::vector<Variant>& variants();
 const Variant* find_variant(const std::string& name);  // nullptr when unknown
 
-// Filled by the backends' translation units.
-std::vector<Variant> cpu_variants();
-std::vector<Variant> gpu_variants();  // name and launch_gpu only
+// Filled by the backends' translation units, one per op (kernels/max/, kernels/avg/). The GPU
+// lists carry name and launch_gpu only.
+std::vector<Variant> cpu_max_variants();
+std::vector<Variant> cpu_avg_variants();
+std::vector<Variant> gpu_max_variants();
+std::vector<Variant> gpu_avg_variants();
 
 }  // namespace pg
