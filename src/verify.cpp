@@ -97,9 +97,25 @@ Guarded make_guarded(Backend& b, const std::vector<unsigned char>& host_payload,
   return g;
 }
 
-std::vector<unsigned char> encode_values(DType t, const std::vector<double>& v) {
+std::string format_double(double v) {
+  std::ostringstream o;
+  o.precision(17);
+  o << v;
+  return o.str();
+}
+
+// Refuses values the dtype cannot hold: the kernel would see them rounded while the oracle's
+// answer came from the exact ones, and the mismatch would be blamed on the kernel.
+std::vector<unsigned char> encode_values(DType t, const std::vector<double>& v, const char* name) {
   std::vector<unsigned char> out(v.size() * dtype_size(t));
-  for (size_t i = 0; i < v.size(); ++i) store_from_double(t, out.data(), static_cast<int64_t>(i), v[i]);
+  for (size_t i = 0; i < v.size(); ++i) {
+    const auto at = static_cast<int64_t>(i);
+    store_from_double(t, out.data(), at, v[i]);
+    const double stored = load_as_double(t, out.data(), at);
+    if (!(stored == v[i] || (std::isnan(stored) && std::isnan(v[i]))))
+      throw Error(std::string("PreparedRun: ") + name + "[" + std::to_string(i) + "] = " + format_double(v[i]) +
+                  " is not a " + dtype_name(t) + " value (the data must be exact in the problem's dtype)");
+  }
   return out;
 }
 
@@ -128,13 +144,6 @@ std::string coord_text(const Problem& p, int64_t i) {
   std::ostringstream o;
   o << "n=" << n << ",c=" << c;
   for (int a = kAxes - p.dims; a < kAxes; ++a) o << "," << names[a] << "=" << s[a];
-  return o.str();
-}
-
-std::string format_double(double v) {
-  std::ostringstream o;
-  o.precision(17);
-  o << v;
   return o.str();
 }
 
@@ -342,8 +351,8 @@ PreparedRun::PreparedRun(Backend& b, const Variant& v, const Problem& p, const D
   install_fault_handler();
   Impl& m = *impl_;
   const Expected& e = *m.expected;
-  m.dy = make_guarded(b, encode_values(p.dtype, e.data.dy), &p.dtype);
-  if (v.inputs == Inputs::dy_and_x) m.x = make_guarded(b, encode_values(p.dtype, e.data.x), &p.dtype);
+  m.dy = make_guarded(b, encode_values(p.dtype, e.data.dy, "dy"), &p.dtype);
+  if (v.inputs == Inputs::dy_and_x) m.x = make_guarded(b, encode_values(p.dtype, e.data.x, "x"), &p.dtype);
   // Index bands hold zeros: an out-of-bounds index read then routes a gradient to a wrong but
   // in-bounds place, which the comparison reports, instead of crashing the CPU backend.
   if (v.inputs == Inputs::dy_and_indices) m.indices = make_guarded(b, encode_indices(p.index_type, e.indices), nullptr);

@@ -198,6 +198,16 @@ TEST_F(Harness, FailureFilesOfDifferentCasesDoNotCollide) {
   EXPECT_EQ(failure_files().size(), 3u);
 }
 
+// The kernel sees its inputs in the dtype; an oracle answer computed from values the dtype
+// cannot hold would blame the kernel for the difference.
+TEST_F(Harness, DataTheDtypeCannotHoldIsRefused) {
+  const Variant v = fake("right", [](Backend&, const Problem& p, const BwdBuffers& b) { write_right(p, b); });
+  const Problem p = avg_problem(DType::bf16);
+  Expected e = compute_expected(p, DataSpec{});
+  e.data.dy[7] = 1 + 1.0 / 512;
+  EXPECT_THROW(PreparedRun(*backend_, v, p, DataSpec{}, std::make_shared<const Expected>(e)), Error);
+}
+
 // Beyond the bands the CPU backend's guard pages fault; the handler prints the case and its
 // replay line and leaves them in the failure directory before the process dies.
 TEST_F(Harness, WriteFarPastDxCrashesWithTheReplayLine) {
