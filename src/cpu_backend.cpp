@@ -1,12 +1,28 @@
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
-#include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <thread>
+#include <unordered_map>
 
 #include "src/backend.hpp"
 
 namespace pg {
 namespace {
+
+// Inaccessible address space on each side of every allocation. The harness's sentinel bands
+// catch a write near a buffer; one beyond them lands here and faults (the harness reports the
+// fault with the case's replay line) instead of corrupting the heap. Reserved, never backed by
+// memory, so its size costs only address space.
+constexpr size_t kGuardBytes = size_t{64} << 20;
+// As a GPU allocation is at least this aligned: vector paths see the same on the CPU.
+constexpr size_t kAlign = 64;
+
+size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
 class CpuBackend final : public Backend {
  public:
@@ -20,13 +36,37 @@ class CpuBackend final : public Backend {
     d.multiprocessors = static_cast<int>(std::thread::hardware_concurrency());
     return d;
   }
+  // Each buffer its own mapping: guard | pages | guard, the buffer flush against the end of its
+  // pages (up to the alignment), so a write past its end meets the guard at once.
   void* alloc(size_t bytes) override {
-    // 64-byte alignment, as a GPU allocation is at least that aligned: vector paths see the same.
-    void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
-    if (!p) throw Error("cpu backend: out of host memory allocating " + std::to_string(bytes) + " bytes");
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    const size_t usable = round_up(std::max<size_t>(bytes, 1), page);
+    const size_t total = kGuardBytes + usable + kGuardBytes;
+    void* base = mmap(nullptr, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (base == MAP_FAILED)
+      throw Error("cpu backend: cannot reserve " + std::to_string(total) + " bytes: " + std::strerror(errno));
+    unsigned char* pages = static_cast<unsigned char*>(base) + kGuardBytes;
+    if (mprotect(pages, usable, PROT_READ | PROT_WRITE) != 0) {
+      const int err = errno;
+      munmap(base, total);
+      throw Error("cpu backend: out of host memory allocating " + std::to_string(bytes) + " bytes: " + std::strerror(err));
+    }
+    void* p = pages + (usable - round_up(bytes, kAlign));
+    std::lock_guard<std::mutex> lock(mutex_);
+    mappings_[p] = {base, total};
     return p;
   }
-  void release(void* p) override { std::free(p); }
+  void release(void* p) override {
+    Mapping m;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      const auto it = mappings_.find(p);
+      if (it == mappings_.end()) return;
+      m = it->second;
+      mappings_.erase(it);
+    }
+    munmap(m.base, m.bytes);
+  }
   void upload(void* dst, const void* src, size_t bytes) override { std::memcpy(dst, src, bytes); }
   void download(void* dst, const void* src, size_t bytes) override { std::memcpy(dst, src, bytes); }
   void copy(void* dst, const void* src, size_t bytes) override { std::memcpy(dst, src, bytes); }
@@ -37,6 +77,12 @@ class CpuBackend final : public Backend {
   }
 
  private:
+  struct Mapping {
+    void* base = nullptr;
+    size_t bytes = 0;
+  };
+  std::mutex mutex_;
+  std::unordered_map<void*, Mapping> mappings_;
   std::chrono::steady_clock::time_point start_;
 };
 

@@ -1,9 +1,16 @@
 // run_and_verify: the one definition of "correct" that `meson test`, fuzzing, `poolgrad check`
 // and the benchmark all use.
 //
-// problem -> validate -> data -> oracle -> device buffers (outputs poisoned, every buffer
-// inside sentinel bands) -> variant -> compare against the oracle's per-element bound ->
-// report, with a replay line on failure.
+// problem -> validate -> data -> oracle -> device buffers (outputs poisoned, every buffer its
+// own allocation inside sentinel bands of at least 128 KiB and at least its own size) ->
+// variant -> compare against the oracle's per-element bound (f16/bf16: the exact
+// round-to-nearest-even of the f32 sum's range) -> report, with a replay line on failure.
+//
+// Every failure is written to the failure directory ($POOLGRAD_FAILURE_DIR, else
+// poolgrad-failures/) by PreparedRun::verify before it returns, one file per case. On the CPU
+// backend an access beyond the bands faults in guard pages; a handler installed by the first
+// PreparedRun then prints the case's FAIL line, problem and replay line to stderr and the same
+// file, and ends the process by the signal. Launches are one at a time per process.
 #pragma once
 
 #include <cstdint>
@@ -45,7 +52,8 @@ struct Expected {
 Expected compute_expected(const Problem& p, const DataSpec& spec);
 
 // A case on one backend: buffers allocated, inputs uploaded. launch() runs the variant once
-// (for timing); verify() poisons dx, runs, downloads and compares.
+// (for timing); verify() poisons dx, runs, downloads and compares. A run that throws (a GPU
+// runtime error) is a failure of the case, not an exception.
 class PreparedRun {
  public:
   PreparedRun(Backend& b, const Variant& v, const Problem& p, const DataSpec& spec,
