@@ -232,7 +232,9 @@ TEST(MaxKernels, HalfTypesAccumulateInF32) {
       p.tie = TieRule::last;
       const std::vector<double> x(static_cast<size_t>(p.in_elems()), 1.0);
       std::vector<double> dy(static_cast<size_t>(p.out_elems()));
-      for (size_t i = 0; i < dy.size(); ++i) dy[i] = 1.0 + 1.0 / 512 * static_cast<double>(i % 7);
+      // Steps the dtype holds exactly: 1/512 for f16, 1/128 for bf16 (8 significant bits).
+      const double step = t == DType::bf16 ? 1.0 / 128 : 1.0 / 512;
+      for (size_t i = 0; i < dy.size(); ++i) dy[i] = 1.0 + step * static_cast<double>(i % 7);
       expect_all_pass(p, expected_for(p, x, dy), DataSpec{}, false);
     }
 }

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Plants one-line bugs in kernels/, one at a time, and reports which checks catch each: the
+# property fuzz alone, and the whole cpu suite (`meson test`). A bug the fuzz misses marks a gap
+# in a generator or a domain. Usage:
+#   tools/mutation_check.sh MUTANTS_FILE [CASES]
+# MUTANTS_FILE: one mutant per line, `file|python-regex|replacement|description` (the regex must
+# match exactly once in file). Work happens in a scratch worktree (MUTANT_DIR, default
+# /tmp/poolgrad-mutants) with its own CPU-only build, so the checkout is never touched.
+set -uo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+list=${1:?usage: tools/mutation_check.sh MUTANTS_FILE [CASES]}
+cases=${2:-300}
+work=${MUTANT_DIR:-/tmp/poolgrad-mutants}
+if [ ! -d "$work" ]; then
+  git -C "$repo" worktree add --detach "$work" HEAD >/dev/null
+  meson setup "$work/build" "$work" -Dgpu=none -Damd_check=disabled >/dev/null
+fi
+git -C "$work" checkout -q --detach "$(git -C "$repo" rev-parse HEAD)"
+printf '%-4s %-6s %-6s %s\n' "#" "fuzz" "suite" "mutant"
+n=0
+while IFS='|' read -r file pattern replacement what; do
+  [ -z "$file" ] || [ "${file:0:1}" = "#" ] && continue
+  n=$((n + 1))
+  git -C "$work" checkout -q -- .
+  if ! python3 - "$work/$file" "$pattern" "$replacement" <<'PY'
+import re, sys
+path, pattern, repl = sys.argv[1:4]
+text = open(path).read()
+new, count = re.subn(pattern, repl, text)
+if count != 1:
+    sys.exit(f"pattern matched {count} times in {path}")
+open(path, "w").write(new)
+PY
+  then printf '%-4s %-6s %-6s %s\n' "$n" "n/a" "n/a" "$what (did not apply)"; continue; fi
+  if ! ninja -C "$work/build" >"$work/build.log" 2>&1; then
+    printf '%-4s %-6s %-6s %s\n' "$n" "build" "build" "$what (does not compile)"; continue
+  fi
+  POOLGRAD_FAILURE_DIR="$work/failures" POOLGRAD_FUZZ_DEFAULT=$cases timeout 900 \
+    "$work/build/fuzz/fuzz_variants" --backend=cpu >"$work/fuzz-$n.log" 2>&1 && fuzz=missed || fuzz=caught
+  POOLGRAD_FUZZ_DEFAULT=$cases timeout 1800 meson test -C "$work/build" --suite cpu >"$work/suite-$n.log" 2>&1 \
+    && suite=missed || suite=caught
+  printf '%-4s %-6s %-6s %s\n' "$n" "$fuzz" "$suite" "$what"
+done <"$list"
+git -C "$work" checkout -q -- .
