@@ -100,7 +100,9 @@ struct MaxGatherStream {
   static constexpr bool deterministic = true;
   static constexpr bool gpu_only = false;
   // k3 s1 with pads 0 or 1 on H and W, and on D or D flat (2D); 32 x 32 tiles: W and H cross
-  // tiles with partial edge ones, D several planes.
+  // tiles with partial edge ones, D several planes. The body would also take a kernel-1 D axis
+  // longer than 1, which a Domain cannot state (its flat axis has size 1): such problems are
+  // left to the other variants rather than admitted by a wider supports().
   static Domain domain() {
     Domain d;
     d.min_dims = 2;
