@@ -16,12 +16,14 @@
 #include "kernels/max/max_direct_recompute.hpp"
 #include "kernels/max/max_direct_stored.hpp"
 #include "kernels/max/max_dispatch.hpp"
+#include "kernels/max/max_gather_fixed_cl.hpp"
 #include "kernels/max/max_gather_recompute.hpp"
 #include "kernels/max/max_gather_stored.hpp"
+#include "kernels/max/max_gather_stored_run.hpp"
 #include "kernels/max/max_gather_stream.hpp"
+#include "kernels/max/max_geometry.hpp"
 #include "kernels/max/max_scatter_recompute.hpp"
 #include "kernels/max/max_scatter_stored.hpp"
-#include "kernels/common/plane_stream.hpp"
 #include "reference/pool_reference.hpp"
 #include "src/registry.hpp"
 #include "src/verify.hpp"
@@ -71,35 +73,34 @@ std::vector<double> ramp(int64_t n, double start = 1) {
   return v;
 }
 
-bool is_direct(const Variant& v) { return v.name.find(".direct.") != std::string::npos; }
-
-// Variants built for one window shape may decline the others; nothing else may decline.
-bool may_decline(const Variant& v, const Problem& p) {
-  if (is_direct(v)) return !p.windows_disjoint();
-  std::string why;
-  if (v.name == "max.gather.stream") return !stream_applies(p, &why) || p.index_format == IndexFormat::global_col;
-  return false;
+// The variant that must run p: a test names the body it is about and checks that its
+// supports() admits the problem, so a drifting domain fails here rather than skipping the body.
+void expect_supported(const char* name, const Problem& p) {
+  const Variant* v = find_variant(name);
+  ASSERT_NE(v, nullptr) << name;
+  const Support s = v->supports(p, test::backend().kind());
+  EXPECT_TRUE(s.ok) << name << " declined " << to_string(p) << ": " << s.why;
 }
 
-// Every max variant passes on p (direct ones may decline overlapping windows, nothing else may
-// decline), and on exact data every variant's dx has the same bits; uncovered or unpicked
-// inputs hold exactly +0.
+// Every max variant whose supports() admits p passes on it, and on exact data every variant's
+// dx has the same bits; uncovered or unpicked inputs hold exactly +0. A variant that declines
+// says why, and at least one variant of each argmax source (stored indices, x) runs.
 void expect_all_pass(const Problem& p, std::shared_ptr<const Expected> e, const DataSpec& spec = {}, bool exact = true) {
   Backend& b = test::backend();
   std::vector<unsigned char> first;
   std::string first_name;
-  int ran = 0;
+  int ran_stored = 0, ran_recompute = 0;
   for (const Variant& v : variants()) {
     if (v.op != Op::max) continue;
     const Support s = v.supports(p, b.kind());
     if (!s.ok) {
-      EXPECT_TRUE(may_decline(v, p)) << v.name << " declined " << to_string(p) << ": " << s.why;
+      EXPECT_FALSE(s.why.empty()) << v.name << " declined " << to_string(p) << " without a reason";
       continue;
     }
     PreparedRun run(b, v, p, spec, e);
     const Outcome o = run.verify();
     ASSERT_EQ(o.status, Status::pass) << o.message;
-    ++ran;
+    ++(v.inputs == Inputs::dy_and_x ? ran_recompute : ran_stored);
     const std::vector<unsigned char>& got = run.output();
     const int es = dtype_size(p.dtype);
     for (int64_t i = 0; i < p.in_elems(); ++i) {
@@ -116,7 +117,8 @@ void expect_all_pass(const Problem& p, std::shared_ptr<const Expected> e, const 
       EXPECT_EQ(got, first) << v.name << " and " << first_name << " differ on exact data; " << to_string(p);
     }
   }
-  EXPECT_GE(ran, 4) << to_string(p);
+  EXPECT_GE(ran_stored, 1) << to_string(p);
+  EXPECT_GE(ran_recompute, 1) << to_string(p);
 }
 
 void expect_all_pass(const Problem& p, uint64_t seed, DataKind kind) {
@@ -256,10 +258,22 @@ TEST(MaxKernels, HugeProblemsTakeTheInt64Path) {
   ASSERT_GT(huge.in_elems(), int64_t{1} << 31);
   EXPECT_FALSE(uses_int32(huge, IndexWidth::fit));
   Problem huge_box = make(2, 1, 1, {46341, 46341}, {3, 3}, {1, 1}, {1, 1}, {1, 1});
-  for (const Variant& v : variants()) {
-    if (v.op != Op::max) continue;
-    EXPECT_TRUE(v.supports(huge, BackendKind::cpu).ok || may_decline(v, huge)) << v.name;
-    EXPECT_TRUE(v.supports(huge_box, BackendKind::cpu).ok || may_decline(v, huge_box)) << v.name;
+  // Both argmax sources have an int64 body; the int32-only ones decline by size.
+  for (const Problem& p : {huge, huge_box}) {
+    int stored = 0, recompute = 0;
+    for (const Variant& v : variants()) {
+      if (v.op != Op::max) continue;
+      const Support s = v.supports(p, BackendKind::cpu);
+      if (s.ok) ++(v.inputs == Inputs::dy_and_x ? recompute : stored);
+      else EXPECT_FALSE(s.why.empty()) << v.name;
+    }
+    EXPECT_GE(stored, 1) << to_string(p);
+    EXPECT_GE(recompute, 1) << to_string(p);
+  }
+  for (const char* name : {"max.gather.fixed.cf", "max.gather.fixed.cl", "max.gather.block.cf", "max.gather.block.cl"}) {
+    const Support s = find_variant(name)->supports_problem(huge);
+    EXPECT_FALSE(s.ok) << name;
+    EXPECT_NE(s.why.find("int32"), std::string::npos) << name << ": " << s.why;
   }
   // Huge dilation keeps the element counts small but the window coordinates not.
   Problem dilated = make(1, 1, 1, {3}, {2}, {1}, {1}, {int64_t{1} << 31}, {int64_t{1} << 31});
@@ -281,6 +295,7 @@ TEST(MaxKernels, Int64PathMatchesOnSmallProblems) {
   if (test::backend().kind() != BackendKind::cpu) GTEST_SKIP() << "forcing int64 arithmetic is a CPU-backend knob";
   Backend& b = test::backend();
   const std::vector<Variant> wide = {forced_wide<MaxScatterStored>(), forced_wide<MaxGatherStored>(),
+                                     forced_wide<MaxGatherStoredRun>(),
                                      forced_wide<MaxScatterRecompute>(), forced_wide<MaxGatherRecompute>(),
                                      forced_wide<MaxDirectStored>(), forced_wide<MaxDirectRecompute>(),
                                      forced_wide<MaxGatherStream>()};
@@ -288,22 +303,21 @@ TEST(MaxKernels, Int64PathMatchesOnSmallProblems) {
                     make(2, 2, 4, {8, 6}, {2, 2}, {2, 2}, {0, 0}, {0, 0}),
                     make(3, 2, 3, {4, 35, 9}, {3, 3, 3}, {1, 1, 1}, {1, 0, 1}, {0, 1, 1})})
     for (Layout layout : {Layout::channels_first, Layout::channels_last})
-      for (IndexFormat f : {IndexFormat::global_col, IndexFormat::window}) {
+      for (IndexFormat f : {IndexFormat::plane, IndexFormat::global_col, IndexFormat::window}) {
         p.layout = layout;
         p.index_format = f;
         for (const Variant& v : wide) {
           const Outcome o = run_and_verify(b, v, p, DataSpec{3, DataKind::special});
-          if (o.status == Status::unsupported) EXPECT_TRUE(may_decline(v, p)) << o.message;
+          if (o.status == Status::unsupported) EXPECT_FALSE(v.supports(p, b.kind()).ok) << o.message;
           else EXPECT_EQ(o.status, Status::pass) << o.message;
         }
       }
 }
 
 TEST(MaxKernels, FixedWindowFastPath) {
-  // max.gather.stored compiles k3s2, k2s2 and k3s1 windows without dilation in: 2D and 3D,
-  // ceil overhang, widths with and without a short last run, odd and even H, plane and
-  // global_row indices, both layouts (channels-last takes its own path when C is a multiple of
-  // the vector width).
+  // max.gather.fixed.cf and .cl compile k3s2, k2s2 and k3s1 windows without dilation in: 2D
+  // and 3D, ceil overhang, widths with and without a short last run, odd and even H, plane and
+  // global_row indices, both layouts (channels-last with C a multiple of the vector width).
   struct Window {
     int64_t k, s, pad;
   };
@@ -327,17 +341,18 @@ TEST(MaxKernels, FixedWindowFastPath) {
               p.tie = w % 4 == 0 ? TieRule::last : TieRule::first;
               finalize(p);
               SCOPED_TRACE(to_string(p));
+              expect_supported(layout == Layout::channels_last ? "max.gather.fixed.cl" : "max.gather.fixed.cf", p);
               expect_all_pass(p, static_cast<uint64_t>(w + dims), DataKind::ints);
             }
 }
 
 TEST(MaxKernels, K3S2Blocks) {
-  // max.gather.block's k3s2 items: channels-last strips of positions for V channels, and
-  // channels-first 3D runs on two D slices. Several images, channel groups and D slices, odd and
-  // even D, H and W (an item's last slice, row or pair may lie past the tensor), channels-last
-  // widths of one short strip and of a full strip plus a short one, pads 0, 1 and 2 (both
-  // parities, the first window slot before the output or not), floor and ceil (overhang), plane
-  // and global_row indices.
+  // The k3s2 block items: max.gather.block.cl's channels-last strips of positions for V
+  // channels, and max.gather.block.cf's channels-first 3D runs on two D slices. Several images,
+  // channel groups and D slices, odd and even D, H and W (an item's last slice, row or pair may
+  // lie past the tensor), channels-last widths of one short strip and of a full strip plus a
+  // short one, pads 0, 1 and 2 (both parities, the first window slot before the output or not),
+  // floor and ceil (overhang), plane and global_row indices.
   for (DType t : {DType::f32, DType::f16})
     for (Layout layout : {Layout::channels_first, Layout::channels_last})
       for (int64_t pad : {0, 1, 2})
@@ -353,14 +368,18 @@ TEST(MaxKernels, K3S2Blocks) {
               p.index_format = w % 2 ? IndexFormat::global_row : IndexFormat::plane;
               finalize(p);
               SCOPED_TRACE(to_string(p));
+              if (layout == Layout::channels_last) expect_supported("max.gather.block.cl", p);
+              else if (dims == 3) expect_supported("max.gather.block.cf", p);
               expect_all_pass(p, static_cast<uint64_t>(w + dims + pad), DataKind::ints);
             }
-  // Pads of mixed parity across axes are left to max.gather.stored.
+  // Pads of mixed parity across axes are not the block items' (the others run them).
   for (Layout layout : {Layout::channels_first, Layout::channels_last}) {
     Problem p = make(3, 1, 8, {7, 9, 10}, {3, 3, 3}, {2, 2, 2}, {1, 0, 1}, {0, 1, 1});
     p.layout = layout;
     finalize(p);
     SCOPED_TRACE(to_string(p));
+    for (const char* name : {"max.gather.block.cf", "max.gather.block.cl"})
+      EXPECT_FALSE(find_variant(name)->supports(p, test::backend().kind()).ok) << name;
     expect_all_pass(p, 5, DataKind::ints);
   }
 }
@@ -390,40 +409,172 @@ TEST(MaxKernels, StreamTilesAndChunks) {
       ++n;
       finalize(p);
       SCOPED_TRACE(to_string(p));
-      ASSERT_TRUE(stream->supports_problem(p).ok) << stream->supports_problem(p).why;
+      const Support s = stream->supports(p, test::backend().kind());
+      ASSERT_TRUE(s.ok) << s.why;
       expect_all_pass(p, static_cast<uint64_t>(n), DataKind::ints);
     }
 }
 
-// Indices no window of the oracle produces: negative, past the plane, another plane's, and an
-// in-bounds position that is not a tap of its window. Each is skipped: dx stays all zero and
-// nothing outside dx is written.
+// Indices no window of the oracle produces: negative, past the plane, another plane's, an
+// in-bounds position that is not a tap of its window, and one whose low 32 bits name a tap but
+// whose high word is not 0 (an int32 truncation would follow it). Every stored-index variant
+// that supports the problem skips them all: dx stays all zero and nothing outside dx is written.
 TEST(MaxKernels, ForeignIndicesAreSkipped) {
   if (test::backend().kind() != BackendKind::cpu) GTEST_SKIP() << "drives the kernels directly on the host";
+  Backend& b = test::backend();
+  constexpr int64_t kHigh = int64_t{1} << 32;
+  auto expect_skipped = [&](const Problem& p, const std::vector<int64_t>& idx) {
+    ASSERT_EQ(static_cast<int64_t>(idx.size()), p.out_elems());
+    const int64_t band = 16;  // 64 bytes: dx keeps the 16-byte alignment of its allocation
+    const std::vector<float> dy(static_cast<size_t>(p.out_elems()), 1.0f);
+    int ran = 0;
+    for (const Variant& v : variants()) {
+      if (v.op != Op::max || v.inputs != Inputs::dy_and_indices || !v.supports(p, b.kind()).ok) continue;
+      ASSERT_EQ(v.workspace_bytes(p), 0u) << v.name << ": f32 needs no workspace";
+      std::vector<float> dx(static_cast<size_t>(p.in_elems() + 2 * band), 7.0f);
+      BwdBuffers buf;
+      buf.dy = dy.data();
+      buf.indices = idx.data();
+      buf.dx = dx.data() + band;
+      v.launch(b, p, buf);
+      ++ran;
+      for (int64_t i = 0; i < band; ++i) {
+        EXPECT_EQ(dx[i], 7.0f) << v.name;
+        EXPECT_EQ(dx[dx.size() - 1 - i], 7.0f) << v.name;
+      }
+      for (int64_t i = 0; i < p.in_elems(); ++i) EXPECT_EQ(dx[band + i], 0.0f) << v.name << ": offset " << i;
+    }
+    EXPECT_GE(ran, 2) << to_string(p);
+  };
   Problem p = make(2, 1, 2, {4, 4}, {2, 2}, {2, 2}, {0, 0}, {0, 0});
   p.index_format = IndexFormat::global_row;
-  const int64_t band = 16;
-  std::vector<float> dy(static_cast<size_t>(p.out_elems()), 1.0f);
   // Plane 0's windows cover {0, 1, 4, 5}, {2, 3, 6, 7}, {8, 9, 12, 13}, {10, 11, 14, 15};
   // plane 1's global indices are 16 more.
-  std::vector<int64_t> idx = {-5, 1000, 16 + 0, 5, -1, 3 * 16, 2, 15};
-  ASSERT_EQ(static_cast<int64_t>(idx.size()), p.out_elems());
-  auto run = [&](auto launch) {
-    std::vector<float> dx(static_cast<size_t>(p.in_elems() + 2 * band), 7.0f);
-    BwdBuffers b;
-    b.dy = dy.data();
-    b.indices = idx.data();
-    b.dx = dx.data() + band;
-    launch(b);
-    for (int64_t i = 0; i < band; ++i) {
-      EXPECT_EQ(dx[i], 7.0f);
-      EXPECT_EQ(dx[dx.size() - 1 - i], 7.0f);
+  expect_skipped(p, {-5, 1000, 16 + 0, 5, kHigh + 16, 3 * 16, 2, 15});
+  // k3s2p1, every window's stored index its own top-left in-bounds tap plus 2^32: in 2D and 3D,
+  // channels-first and channels-last (the fixed, block, run and generic items all see it).
+  for (int dims : {2, 3})
+    for (Layout layout : {Layout::channels_first, Layout::channels_last}) {
+      Problem q = dims == 2 ? make(2, 2, 4, {6, 7}, {3, 3}, {2, 2}, {1, 1}, {1, 1})
+                            : make(3, 1, 4, {5, 6, 7}, {3, 3, 3}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1});
+      q.layout = layout;
+      SCOPED_TRACE(to_string(q));
+      std::vector<int64_t> idx;
+      for (int64_t i = 0; i < q.out_elems(); ++i) {
+        const int64_t pos = layout == Layout::channels_last ? i / q.c : i % q.out_plane();
+        int64_t o[kAxes] = {0, 0, pos % q.out[2]};
+        o[1] = pos / q.out[2] % q.out[1];
+        o[0] = pos / q.out[2] / q.out[1] % q.out[0];
+        int64_t lin = 0;
+        for (int a = 0; a < kAxes; ++a) lin = lin * q.in[a] + std::max<int64_t>(0, o[a] * 2 - q.pad_begin[a]);
+        idx.push_back(kHigh + lin);
+      }
+      expect_skipped(q, idx);
     }
-    for (int64_t i = 0; i < p.in_elems(); ++i) EXPECT_EQ(dx[band + i], 0.0f) << "offset " << i;
+}
+
+// Each split-off body has its own name and exact domain: a problem inside it is supported, one
+// a single parameter outside is not, and the reason names that parameter.
+TEST(MaxKernels, EachVariantAdmitsItsDomainAndNamesWhatIsOutside) {
+  struct Case {
+    const char* variant;
+    Problem inside;
+    void (*step_out)(Problem&);
+    const char* why;  // a word the reason must contain
   };
-  run([&](const BwdBuffers& b) { MaxScatterStored::launch(CpuExec{}, p, b); });
-  run([&](const BwdBuffers& b) { MaxGatherStored::launch(CpuExec{}, p, b); });
-  run([&](const BwdBuffers& b) { MaxDirectStored::launch(CpuExec{}, p, b); });
+  Problem cf2 = make(2, 2, 3, {9, 11}, {3, 3}, {2, 2}, {1, 1}, {1, 1});
+  Problem cl2 = cf2;
+  cl2.layout = Layout::channels_last;
+  cl2.c = 8;
+  Problem cf3 = make(3, 1, 2, {5, 6, 9}, {3, 3, 3}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1});
+  Problem box = make(2, 1, 2, {9, 11}, {3, 3}, {1, 1}, {1, 1}, {1, 1});
+  Problem disjoint = make(2, 1, 2, {8, 6}, {2, 2}, {2, 2}, {0, 0}, {0, 0});
+  const std::vector<Case> cases = {
+      {"max.gather.stored.run", cf2, [](Problem& p) { p.index_format = IndexFormat::global_col; }, "index_format"},
+      {"max.gather.stored.run", cf2, [](Problem& p) { p.layout = Layout::channels_last; }, "layout"},
+      {"max.gather.fixed.cf", cf2, [](Problem& p) { p.dtype = DType::f64; }, "dtype"},
+      {"max.gather.fixed.cf", cf2, [](Problem& p) { p.index_type = IndexType::i32; }, "index_type"},
+      {"max.gather.fixed.cf", cf2, [](Problem& p) { p.dilation[2] = 2; }, "window"},
+      {"max.gather.fixed.cl", cl2, [](Problem& p) { p.c = 6; }, "C"},
+      {"max.gather.fixed.cl", cl2, [](Problem& p) { p.stride[1] = 1; }, "window"},
+      {"max.gather.block.cf", cf3, [](Problem& p) { p.kernel[0] = p.stride[0] = 1, p.pad_begin[0] = p.pad_end[0] = 0, p.in[0] = 1; }, "window"},
+      {"max.gather.block.cf", cf3, [](Problem& p) { p.pad_begin[0] = 0; }, "padding"},
+      {"max.gather.block.cl", cl2, [](Problem& p) { p.kernel[1] = 2; }, "window"},
+      {"max.gather.block.cl", cl2, [](Problem& p) { p.pad_begin[1] = p.pad_end[1] = 2; }, "padding"},
+      {"max.gather.stream", box, [](Problem& p) { p.index_format = IndexFormat::global_col; }, "index_format"},
+      {"max.gather.stream", box, [](Problem& p) { p.pad_begin[2] = p.pad_end[2] = 2; }, "window"},
+      {"max.direct.stored", disjoint, [](Problem& p) { p.stride[2] = 1; }, "overlap"},
+      {"max.direct.recompute", disjoint, [](Problem& p) { p.kernel[1] = 3; }, "overlap"},
+  };
+  for (const Case& c : cases) {
+    const Variant* v = find_variant(c.variant);
+    ASSERT_NE(v, nullptr) << c.variant;
+    expect_supported(c.variant, c.inside);
+    Problem out = c.inside;
+    c.step_out(out);
+    finalize(out);
+    ASSERT_EQ(validate(out), "") << to_string(out);
+    const Support s = v->supports(out, test::backend().kind());
+    EXPECT_FALSE(s.ok) << c.variant << " admits " << to_string(out);
+    EXPECT_NE(s.why.find(c.why), std::string::npos) << c.variant << ": '" << s.why << "' should name " << c.why;
+    EXPECT_EQ(s.why.find('\n'), std::string::npos) << c.variant << ": " << s.why;
+  }
+}
+
+// launch() runs its own body or throws naming the variant: a direct call on a problem outside
+// the domain, or with a buffer a packed item cannot take, launches nothing.
+TEST(MaxKernels, LaunchThrowsInsteadOfFallingBack) {
+  if (test::backend().kind() != BackendKind::cpu) GTEST_SKIP() << "drives the kernels directly on the host";
+  Problem p = make(2, 1, 8, {6, 6}, {3, 3}, {2, 2}, {1, 1}, {1, 1});
+  p.layout = Layout::channels_last;
+  alignas(16) static float dy[1 + 9 * 8], dx[1 + 36 * 8];
+  alignas(16) static int64_t idx[9 * 8];
+  BwdBuffers b;
+  b.dy = dy;
+  b.indices = idx;
+  b.dx = dx + 1;  // 4 bytes past a 16-byte boundary
+  const auto message = [](auto launch) -> std::string {
+    try {
+      launch();
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  const std::string unaligned = message([&] { MaxGatherFixedCl::launch(CpuExec{}, p, b); });
+  EXPECT_NE(unaligned.find("max.gather.fixed.cl"), std::string::npos) << unaligned;
+  EXPECT_NE(unaligned.find("dx is not 16-byte aligned"), std::string::npos) << unaligned;
+  b.dx = dx;
+  Problem f64 = p;
+  f64.dtype = DType::f64;
+  const std::string outside = message([&] { MaxGatherFixedCl::launch(CpuExec{}, f64, b); });
+  EXPECT_NE(outside.find("max.gather.fixed.cl"), std::string::npos) << outside;
+  EXPECT_NE(outside.find("dtype"), std::string::npos) << outside;
+  const std::string cl_run = message([&] { MaxGatherStoredRun::launch(CpuExec{}, p, b); });
+  EXPECT_NE(cl_run.find("max.gather.stored.run"), std::string::npos) << cl_run;
+}
+
+// Index encoding and loading keep 64-bit values: no tensor is allocated, only the geometry of
+// one with n * c * plane > 2^32 and a host array of two stored indices past 2^31.
+TEST(MaxKernels, IndicesPast2To31StayExact) {
+  Problem p = make(3, 2, 3, {1024, 1024, 1024}, {2, 2, 2}, {2, 2, 2}, {0, 0, 0}, {0, 0, 0});
+  ASSERT_GT(p.in_elems(), int64_t{1} << 32);
+  ASSERT_FALSE(uses_int32(p, IndexWidth::fit));
+  MaxGeom<int64_t> g = make_max_geom<int64_t>(p, 1);
+  const int64_t q[kAxes] = {1023, 1022, 1021};
+  const int64_t lin = (1023 * 1024 + 1022) * 1024 + 1021, nc = 5, plane = int64_t{1} << 30;
+  g.format = IndexFormat::global_row;
+  EXPECT_EQ(encode_position(g, q, lin, nc), nc * plane + lin);
+  g.format = IndexFormat::global_col;
+  EXPECT_EQ(encode_position(g, q, lin, nc), nc * plane + 1023 + 1022 * 1024 + int64_t{1021} * 1024 * 1024);
+  g.format = IndexFormat::plane;
+  EXPECT_EQ(encode_position(g, q, lin, nc), lin);
+  const int64_t stored[2] = {(int64_t{1} << 31) + 5, (int64_t{1} << 32) + 7};
+  int64_t got = 0;
+  load_indices<1>(stored, IndexType::i64, int64_t{0}, &got);
+  EXPECT_EQ(got, stored[0]);
+  load_indices<1>(stored, IndexType::i64, int32_t{1}, &got);
+  EXPECT_EQ(got, stored[1]);
 }
 
 }  // namespace

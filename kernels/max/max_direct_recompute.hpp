@@ -10,6 +10,7 @@
 #include "kernels/max/max_cell.hpp"
 #include "kernels/max/max_dispatch.hpp"
 #include "kernels/max/max_geometry.hpp"
+#include "kernels/max/max_require.hpp"
 
 namespace pg {
 
@@ -34,12 +35,15 @@ struct MaxDirectRecompute {
   static constexpr Inputs inputs = Inputs::dy_and_x;
   static constexpr bool deterministic = true;
   static constexpr bool gpu_only = false;
-  static Domain domain() { return {}; }
-
-  static Support supports(const Problem& p) {
-    if (!p.windows_disjoint()) return Support::no("windows overlap (stride < effective kernel on some axis)");
-    return Support::yes();
+  // Disjoint windows, anything else; a work item is one output cell, so sizes need no reach
+  // beyond the default.
+  static Domain domain() {
+    Domain d;
+    d.windows = WindowRule::disjoint;
+    return d;
   }
+
+  static Support supports(const Problem&) { return Support::yes(); }
   static size_t workspace_bytes(const Problem&) { return 0; }
 
   template <class Exec>
@@ -49,6 +53,8 @@ struct MaxDirectRecompute {
 
   template <class Exec>
   static void launch_with(const Exec& ex, const Problem& p, const BwdBuffers& b, IndexWidth width) {
+    // Overlapping windows would write a dx element from two cells.
+    require_supported<MaxDirectRecompute>(p);
     dispatch_max(p, width, {b.x, b.dy, b.dx}, [&]<class T, class Idx, int A0, int V>() {
       const MaxDirectRecomputeItem<T, Idx, A0, V> item{make_max_geom<Idx>(p, V), static_cast<const T*>(b.x),
                                                        static_cast<const T*>(b.dy), static_cast<T*>(b.dx)};

@@ -30,10 +30,19 @@ inline constexpr int vector_lanes = 16 / static_cast<int>(sizeof(T));
 
 inline bool aligned16(const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; }
 
+// Calls f.template operator()<1>() when bit is set, else <0>(): a runtime choice made a
+// template argument, so each dispatcher states its choices once instead of as a ladder.
+template <class F>
+void with_bit(bool bit, F&& f) {
+  if (bit) f.template operator()<1>();
+  else f.template operator()<0>();
+}
+
 // Calls body.template operator()<T, Idx, A0, V>(): T the storage type, Idx the index width,
 // A0 the first non-trivial axis, V the channels per work item. The vector path needs
-// channels-last, C % V == 0 and every buffer in `buffers` 16-byte aligned.
-template <class Body>
+// channels-last, C % V == 0 and every buffer in `buffers` 16-byte aligned; a body without one
+// passes kVectors = false and only ever gets V = 1.
+template <bool kVectors = true, class Body>
 void dispatch_max(const Problem& p, IndexWidth width, std::initializer_list<const void*> buffers, Body&& body) {
   with_dtype(p.dtype, [&](auto tag) {
     using T = decltype(tag);
@@ -42,13 +51,13 @@ void dispatch_max(const Problem& p, IndexWidth width, std::initializer_list<cons
       return;
     }
     constexpr int VW = vector_lanes<T>;
-    bool vector = p.layout == Layout::channels_last && p.c % VW == 0;
+    bool vector = kVectors && p.layout == Layout::channels_last && p.c % VW == 0;
     for (const void* b : buffers) vector = vector && aligned16(b);
-    const bool flat = leading_axis_trivial(p);
-    if (vector && flat) body.template operator()<T, int32_t, 1, VW>();
-    else if (vector) body.template operator()<T, int32_t, 0, VW>();
-    else if (flat) body.template operator()<T, int32_t, 1, 1>();
-    else body.template operator()<T, int32_t, 0, 1>();
+    with_bit(leading_axis_trivial(p), [&]<int A0>() {
+      with_bit(vector, [&]<int kVector>() {
+        if constexpr (kVectors || !kVector) body.template operator()<T, int32_t, A0, kVector ? VW : 1>();
+      });
+    });
   });
 }
 

@@ -60,7 +60,14 @@ struct MaxGatherRecompute {
   static constexpr Inputs inputs = Inputs::dy_and_x;
   static constexpr bool deterministic = true;
   static constexpr bool gpu_only = false;
-  static Domain domain() { return {}; }
+  // Every problem: any window, layout, dtype, both index widths; the argmax comes from x, so
+  // every index format and type is admitted (none is read). Channels-last C up to 2 packs of
+  // f32 reaches the vector path.
+  static Domain domain() {
+    Domain d;
+    d.max_channels = 8;
+    return d;
+  }
 
   static Support supports(const Problem&) { return Support::yes(); }
   static size_t workspace_bytes(const Problem&) { return 0; }

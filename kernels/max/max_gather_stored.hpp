@@ -1,13 +1,14 @@
-// max.gather.stored: one work item per input element visits only the windows whose span
-// covers it and sums dy where the window's stored index names it. Deterministic (fixed
-// summation order), no atomics, and every dx element is written exactly once, so there is no
-// zeroing pass. PyTorch's 2D CUDA max-pool backward works this way.
+// max.gather.stored: one work item per input element (channels-last: per 16-byte pack of
+// channels when C and the buffers allow) visits only the windows whose span covers it and sums
+// dy where the window's stored index names it. Deterministic (fixed summation order), no
+// atomics, and every dx element is written exactly once, so there is no zeroing pass. PyTorch's
+// 2D CUDA max-pool backward works this way. It takes every problem; the variants beside it
+// (max.gather.stored.run, .fixed.*, .block.*) are faster bodies for narrower domains.
 #pragma once
 
 #include "src/registry.hpp"
 #include "kernels/common/exec.hpp"
 #include "kernels/max/max_dispatch.hpp"
-#include "kernels/max/max_gather_fixed.hpp"
 #include "kernels/max/max_geometry.hpp"
 
 namespace pg {
@@ -64,77 +65,19 @@ struct MaxGatherStoredItem {
   }
 };
 
-// Channels-first, plane or global_row indices: a work item is a run of R consecutive dx
-// elements along W. The run's covering windows along W overlap heavily (k3s2: 3 windows for 4
-// elements instead of 6, k3s1: 6 instead of 12), so each stored index is read fewer times, and
-// dx leaves in one 16-byte store. A window picked element w0 + j exactly when its stored index
-// is this run's first encoding plus j, and w0 + j is one of its taps.
-template <class T, class Idx, int A0, int R>
-struct MaxGatherStoredRunItem {
-  MaxGeom<Idx> g;
-  const T* dy;
-  const void* indices;
-  T* dx;
-  Divider<Idx> runs_div;  // runs per row: ceil(W / R)
-  bool packed_store;      // W % R == 0 and dx 16-byte aligned
-
-  PG_HD void operator()(Idx e) const {
-    const Idx row = runs_div.div(e);
-    const Idx w0 = (e - row * static_cast<Idx>(runs_div.divisor)) * R;
-    Idx q[kAxes] = {0, 0, w0}, r = row;
-    for (int a = kAxes - 2; a >= A0; --a) {
-      const Idx rest = g.in_div[a].div(r);
-      q[a] = r - rest * g.in[a];
-      r = rest;
-    }
-    const Idx nc = r;
-    const Idx w_last = w0 + R - 1 < g.in[2] - 1 ? w0 + R - 1 : g.in[2] - 1;
-    Idx lo[kAxes] = {0, 0, 0}, hi[kAxes] = {0, 0, 0}, unused;
-    for (int a = A0; a < 2; ++a) covering(g, a, q[a], &lo[a], &hi[a]);
-    covering(g, 2, w0, &lo[2], &unused);
-    covering(g, 2, w_last, &unused, &hi[2]);
-    const Idx lin0 = in_lin(g, q);
-    const int64_t first = (g.format == IndexFormat::plane ? 0 : static_cast<int64_t>(nc) * g.in_plane) + lin0;
-    const Idx out_base = nc * g.out_plane;
-    accum_t<T> acc[R] = {};
-    for (Idx o0 = lo[0]; o0 <= hi[0]; ++o0) {
-      if (A0 == 0 && tap_along(g, 0, q[0], o0) < 0) continue;
-      for (Idx o1 = lo[1]; o1 <= hi[1]; ++o1) {
-        if (tap_along(g, 1, q[1], o1) < 0) continue;
-        const Idx row_at = out_base + (o0 * g.out[1] + o1) * g.out[2];
-        for (Idx o2 = lo[2]; o2 <= hi[2]; ++o2) {
-          int64_t stored;
-          load_indices<1>(indices, g.index_type, row_at + o2, &stored);
-          const int64_t j = stored - first;
-          if (j < 0 || j >= R || w0 + j >= g.in[2] || !is_tap(g, 2, w0 + static_cast<Idx>(j), o2)) continue;
-          const accum_t<T> grad = to_float(dy[row_at + o2]);
-#pragma unroll
-          for (int k = 0; k < R; ++k)
-            if (k == j) acc[k] += grad;
-        }
-      }
-    }
-    const Idx at = nc * g.in_plane + lin0;
-    if (packed_store) {
-      Pack<T, R> out;
-#pragma unroll
-      for (int k = 0; k < R; ++k) out.v[k] = from_accum<T>(acc[k]);
-      store_pack<R>(dx, at, out);
-    } else {
-#pragma unroll
-      for (int k = 0; k < R; ++k)
-        if (w0 + k < g.in[2]) dx[at + k] = from_accum<T>(acc[k]);
-    }
-  }
-};
-
 struct MaxGatherStored {
   static constexpr const char* name = "max.gather.stored";
   static constexpr Op op = Op::max;
   static constexpr Inputs inputs = Inputs::dy_and_indices;
   static constexpr bool deterministic = true;
   static constexpr bool gpu_only = false;
-  static Domain domain() { return {}; }
+  // Every problem: any window, layout, dtype, index format and type, both index widths.
+  // Channels-last C up to 2 packs of f32 reaches the vector path.
+  static Domain domain() {
+    Domain d;
+    d.max_channels = 8;
+    return d;
+  }
 
   static Support supports(const Problem&) { return Support::yes(); }
   static size_t workspace_bytes(const Problem&) { return 0; }
@@ -146,24 +89,10 @@ struct MaxGatherStored {
 
   template <class Exec>
   static void launch_with(const Exec& ex, const Problem& p, const BwdBuffers& b, IndexWidth width) {
-    if (launch_max_gather_fixed(ex, p, b, width)) return;
-    const bool runs = p.layout == Layout::channels_first &&
-                      (p.index_format == IndexFormat::plane || p.index_format == IndexFormat::global_row);
     dispatch_max(p, width, {b.dy, b.indices, b.dx}, [&]<class T, class Idx, int A0, int V>() {
-      const MaxGeom<Idx> g = make_max_geom<Idx>(p, V);
-      const T* dy = static_cast<const T*>(b.dy);
-      T* dx = static_cast<T*>(b.dx);
-      if constexpr (V == 1) {
-        if (runs) {
-          constexpr int R = vector_lanes<T>;
-          const int64_t per_row = (p.in[2] + R - 1) / R;
-          const MaxGatherStoredRunItem<T, Idx, A0, R> item{g, dy, b.indices, dx, Divider<Idx>(per_row),
-                                                           p.in[2] % R == 0 && aligned16(dx)};
-          ex.template for_each<Idx>(p.in_elems() / p.in[2] * per_row, item);
-          return;
-        }
-      }
-      ex.template for_each<Idx>(p.in_elems() / V, MaxGatherStoredItem<T, Idx, A0, V>{g, dy, b.indices, dx});
+      const MaxGatherStoredItem<T, Idx, A0, V> item{make_max_geom<Idx>(p, V), static_cast<const T*>(b.dy), b.indices,
+                                                    static_cast<T*>(b.dx)};
+      ex.template for_each<Idx>(p.in_elems() / V, item);
     });
   }
 };

@@ -15,6 +15,7 @@
 
 #include "src/registry.hpp"
 #include "kernels/max/max_dispatch.hpp"
+#include "kernels/max/max_require.hpp"
 #include "kernels/common/plane_stream.hpp"
 
 namespace pg {
@@ -98,15 +99,26 @@ struct MaxGatherStream {
   static constexpr Inputs inputs = Inputs::dy_and_indices;
   static constexpr bool deterministic = true;
   static constexpr bool gpu_only = false;
-  static Domain domain() { return {}; }
-
-  static Support supports(const Problem& p) {
-    std::string why;
-    if (!stream_applies(p, &why)) return Support::no(why);
-    if (p.index_format == IndexFormat::global_col)
-      return Support::no("index_format: global_col not decoded here (plane, global_row, window are)");
-    return Support::yes();
+  // k3 s1 with pads 0 or 1 on H and W, and on D or D flat (2D); 32 x 32 tiles: W and H cross
+  // tiles with partial edge ones, D several planes. The body would also take a kernel-1 D axis
+  // longer than 1, which a Domain cannot state (its flat axis has size 1): such problems are
+  // left to the other variants rather than admitted by a wider supports().
+  static Domain domain() {
+    Domain d;
+    d.min_dims = 2;
+    d.windows = WindowRule::listed;
+    d.shapes = {WindowShape{3, 1, 0, 1}};
+    d.trivial_leading = 1;
+    d.layouts = {Layout::channels_first};
+    d.index_formats = {IndexFormat::plane, IndexFormat::global_row, IndexFormat::window};
+    d.reach[0] = 7;
+    d.reach[1] = 40;
+    d.reach[2] = 70;
+    d.max_channels = 3;
+    return d;
   }
+
+  static Support supports(const Problem&) { return Support::yes(); }
   static size_t workspace_bytes(const Problem&) { return 0; }
 
   template <class Exec>
@@ -116,6 +128,7 @@ struct MaxGatherStream {
 
   template <class Exec>
   static void launch_with(const Exec& ex, const Problem& p, const BwdBuffers& b, IndexWidth width) {
+    require_supported<MaxGatherStream>(p);
     const auto go = [&]<class T, class Idx, class I>() {
       int64_t unused;
       MaxStreamBody<T, Idx, I> body{make_stream_geom<Idx>(p, &unused),

@@ -3,9 +3,13 @@
 
 #include "kernels/max/max_direct_recompute.hpp"
 #include "kernels/max/max_direct_stored.hpp"
-#include "kernels/max/max_gather_block.hpp"
+#include "kernels/max/max_gather_block_cf.hpp"
+#include "kernels/max/max_gather_block_cl.hpp"
+#include "kernels/max/max_gather_fixed_cf.hpp"
+#include "kernels/max/max_gather_fixed_cl.hpp"
 #include "kernels/max/max_gather_recompute.hpp"
 #include "kernels/max/max_gather_stored.hpp"
+#include "kernels/max/max_gather_stored_run.hpp"
 #include "kernels/max/max_gather_stream.hpp"
 #include "kernels/max/max_scatter_recompute.hpp"
 #include "kernels/max/max_scatter_stored.hpp"
@@ -13,7 +17,17 @@
 
 namespace pg {
 
-using MaxVariants = VariantList<MaxScatterStored, MaxGatherStored, MaxGatherBlock, MaxGatherStream, MaxScatterRecompute,
-                                MaxGatherRecompute, MaxDirectStored, MaxDirectRecompute>;
+using MaxVariants = VariantList<MaxScatterStored,
+                                MaxGatherStored,
+                                MaxGatherStoredRun,
+                                MaxGatherFixedCf,
+                                MaxGatherFixedCl,
+                                MaxGatherBlockCf,
+                                MaxGatherBlockCl,
+                                MaxGatherStream,
+                                MaxScatterRecompute,
+                                MaxGatherRecompute,
+                                MaxDirectStored,
+                                MaxDirectRecompute>;
 
 }  // namespace pg

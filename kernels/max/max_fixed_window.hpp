@@ -1,0 +1,76 @@
+// What the fixed and block items (max.gather.fixed.cf/.cl, max.gather.block.cf/.cl) share:
+// windows of kernel K and stride S known at compile time, no dilation, the same on every
+// non-trivial axis, int64 plane or global_row indices and int32 offsets. With K and S constant
+// the windows that cover a run of positions form a box whose loads are unrolled, and the
+// division by S is a multiply.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "src/domain.hpp"
+#include "src/problem.hpp"
+#include "kernels/common/hip_compat.hpp"
+
+namespace pg {
+
+// Windows along one axis whose span meets n consecutive coordinates: at most this many.
+template <int K, int S>
+PG_HD constexpr int covering_count(int n) {
+  return (n - 1 + K - 1) / S + 1;
+}
+
+// Signed division rounding down, at compile time.
+constexpr int floor_div(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+// The windows of kernel K and stride S that cover N consecutive coordinates whose first padded
+// coordinate t (coordinate + pad_begin) is P modulo S. Relative to (t - P) / S they are kFirst
+// .. kLast, so which of the N coordinates is a tap of which window is a compile-time fact: a
+// window needs one compare per real tap instead of a range test per coordinate.
+template <int K, int S, int N, int P>
+struct WindowPhase {
+  static_assert(P >= 0 && P < S, "P is a residue modulo S");
+  static constexpr int kFirst = -floor_div(K - 1 - P, S), kLast = (P + N - 1) / S;
+  static constexpr int count = kLast - kFirst + 1;
+  // True when coordinate k of the N is a tap of window c of the count.
+  static constexpr bool tap(int k, int c) {
+    const int t = k + P - S * (kFirst + c);
+    return t >= 0 && t < K;
+  }
+  // Window 0 of the count for the coordinates starting at padded coordinate t = P (mod S);
+  // it may lie before the first window or past the last (callers check 0 <= o < out).
+  PG_HD static int32_t first(int32_t t) {
+    return static_cast<int32_t>(static_cast<uint32_t>(t - P) / S) + kFirst;
+  }
+};
+
+// Windows whose span holds padded coordinate t = q + pad: o * S <= t <= o * S + K - 1.
+template <int K, int S>
+PG_HD int32_t first_window(int32_t t) {
+  return t < K ? 0 : static_cast<int32_t>(static_cast<uint32_t>(t - K + S) / S);
+}
+template <int K, int S>
+PG_HD int32_t last_window(int32_t t, int32_t out_len) {
+  const int32_t o = static_cast<int32_t>(static_cast<uint32_t>(t) / S);
+  return o < out_len - 1 ? o : out_len - 1;
+}
+
+// A stored index with a nonzero high word names nothing (encodings are < 2^31, int32 offsets):
+// its relative offset becomes kNoPosition, above every position offset an item compares.
+inline constexpr uint32_t kNoPosition = 0xffffffffu;
+
+// The fixed items' windows, with the pads networks use (up to K - 1); a larger pad, dilation
+// or a mixed window is max.gather.stored's.
+inline std::vector<WindowShape> fixed_window_shapes() {
+  return {WindowShape{3, 2, 0, 2}, WindowShape{2, 2, 0, 1}, WindowShape{3, 1, 0, 2}};
+}
+
+// Calls f.template operator()<K, S>() for p's window, one of fixed_window_shapes().
+template <class F>
+void with_fixed_window(const Problem& p, F&& f) {
+  if (p.kernel[2] == 3 && p.stride[2] == 2) f.template operator()<3, 2>();
+  else if (p.kernel[2] == 2 && p.stride[2] == 2) f.template operator()<2, 2>();
+  else f.template operator()<3, 1>();
+}
+
+}  // namespace pg

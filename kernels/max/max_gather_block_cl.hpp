@@ -1,0 +1,252 @@
+// max.gather.block.cl: k3s2 windows (pad 0-2, one pad parity on every non-trivial axis, no
+// dilation), channels-last with C a whole number of 16-byte packs, int64 plane or global_row
+// indices, int32 offsets, f16/bf16/f32. A work item is a strip of positions (per D slice), 2
+// rows by L pairs along W, for one pack of V channels. k3s2 windows cover 2 consecutive
+// positions along an axis with as few windows as cover 1, and a pair's covering windows form 2
+// columns whose right one is the next pair's left one, so a 2D strip loads one new column (2
+// windows) per 4 positions, where one position at a time (max.gather.fixed.cl) reads 9 windows
+// per position. 3D strips are one pair: a 2x2 block. Strips start in phase with the stride and
+// the pad parity P is the same on every axis, so which window of the box covers which position
+// is a compile-time fact (WindowPhase): only real (window, position) pairs are compared.
+// dy, indices and dx must be 16-byte aligned (the harness always allocates them so); launch
+// throws otherwise.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/common/divider.hpp"
+#include "kernels/common/exec.hpp"
+#include "kernels/common/numeric.hpp"
+#include "kernels/common/pack.hpp"
+#include "kernels/max/max_dispatch.hpp"
+#include "kernels/max/max_fixed_window.hpp"
+#include "kernels/max/max_require.hpp"
+#include "src/problem.hpp"
+#include "src/registry.hpp"
+
+namespace pg {
+
+// Channels-last strip shape and dy policy: pairs of positions per 2D strip along W (1 is a 2x2
+// block of positions; 3D strips are always 1 pair, as their columns hold 2 D windows each: 4
+// pairs took 208 registers, 1 takes 64), and whether dy is loaded only for windows whose stored
+// index names a strip position. Timed on an H100 (2026-11-22, maxpool2d (64,64,112,112) k3s2p1
+// CL f32): 1 pair 0.1267 ms, 2 pairs 0.1247 (0.1245 loading every dy), 4 pairs 0.1363 (0.1268
+// loading every dy); all rows without channels-last are unaffected.
+inline constexpr int kClStripPairs = 2;
+inline constexpr bool kClDyOnMatch = true;
+
+// Channels-last: V channels of a strip of one D slice, B rows by L pairs of B positions along
+// W, one 16-byte dx store per position.
+template <class T, int A0, int K, int S, int V, int P, int L, bool kDyOnMatch>
+struct MaxGatherBlockClItem {
+  static constexpr int B = 2;                  // rows per strip, positions per pair
+  using AlongH = WindowPhase<K, S, B, P>;      // the strip's window rows
+  using AlongW = WindowPhase<K, S, B * L, P>;  // the strip's window columns
+  static constexpr int CH = AlongH::count, CW = AlongW::count;
+  static constexpr int CD = A0 == 0 ? covering_count<K, S>(1) : 1;  // windows covering a position along D
+
+  // True when window column g covers a position of pair q.
+  static constexpr bool serves(int g, int q) {
+    for (int k = 0; k < B; ++k)
+      if (AlongW::tap(q * B + k, g)) return true;
+    return false;
+  }
+  // Column g is loaded one pair before the first pair it serves, so its loads are in flight
+  // while that pair's predecessor is summed and stored (the compiler keeps dy loads after
+  // earlier dx stores, which may alias them).
+  static constexpr int load_pair(int g) {
+    int first = 0;
+    while (first + 1 < L && !serves(g, first)) ++first;
+    return first > 0 ? first - 1 : 0;
+  }
+
+  const T* dy;
+  const int64_t* indices;
+  T* dx;
+  Divider<int32_t> groups_div;  // channel groups of V per position
+  Divider<int32_t> strips_div;  // strips per row pair: ceil(W / (B * L))
+  Divider<int32_t> rows_div;    // row pairs per slice: ceil(H / B)
+  Divider<int32_t> depth_div;   // D
+  int32_t in[kAxes], out[kAxes], pb[kAxes];
+  int32_t c, in_plane, out_plane;
+  bool global_row;
+
+  PG_HD void operator()(int32_t e) const {
+    const int32_t strip = groups_div.div(e);
+    const int32_t c0 = (e - strip * static_cast<int32_t>(groups_div.divisor)) * V;
+    const int32_t r = strips_div.div(strip);
+    const int32_t w0 = (strip - r * static_cast<int32_t>(strips_div.divisor)) * (B * L);
+    const int32_t rest = rows_div.div(r);
+    const int32_t h0 = (r - rest * static_cast<int32_t>(rows_div.divisor)) * B;
+    int32_t n = rest, d = 0;
+    if (A0 == 0) {
+      n = depth_div.div(rest);
+      d = rest - n * in[0];
+    }
+    const int32_t lo0 = A0 == 0 ? first_window<K, S>(d + pb[0]) : 0;
+    const int32_t hi0 = A0 == 0 ? last_window<K, S>(d + pb[0], out[0]) : 0;
+    const int32_t base_h = AlongH::first(h0 + pb[1]), base_w = AlongW::first(w0 + pb[2]);
+    // Strip position (rr, x) lies at lin0 + rr * W + x; a window picked it for channel j exactly
+    // when its stored index is mine[j] plus that offset and the position is one of its taps.
+    // Below mine[j], the stored index's low word minus mine[j] wraps past 2^31, above every
+    // offset. Positions past the plane's end (odd H, short last strip) may match too, but are
+    // never stored.
+    const int32_t lin0 = (d * in[1] + h0) * in[2] + w0;
+    uint32_t mine[V];
+#pragma unroll
+    for (int j = 0; j < V; ++j)
+      mine[j] = static_cast<uint32_t>((global_row ? (n * c + c0 + j) * in_plane : 0) + lin0);
+    const int32_t out_base = n * out_plane * c + c0;
+    // Every window loads from a clamped, always valid address; one outside the output drops its
+    // matches through kNoPosition.
+    int32_t box_row[CD][CH];
+    bool row_ok[CD][CH];
+#pragma unroll
+    for (int i0 = 0; i0 < CD; ++i0)
+#pragma unroll
+      for (int i1 = 0; i1 < CH; ++i1) {
+        const int32_t od = lo0 + i0, oh = base_h + i1;
+        row_ok[i0][i1] = od <= hi0 && static_cast<uint32_t>(oh) < static_cast<uint32_t>(out[1]);
+        box_row[i0][i1] = ((od < out[0] ? od : out[0] - 1) * out[1] + (oh < 0 ? 0 : oh < out[1] ? oh : out[1] - 1)) * out[2];
+      }
+    // Column g's windows: their stored indices relative to mine[j] and their dy.
+    uint32_t rel[CW][CD][CH][V];
+    Pack<T, V> grad[CW][CD][CH];
+#pragma unroll
+    for (int q = 0; q < L; ++q) {
+#pragma unroll
+      for (int g = 0; g < CW; ++g) {
+        if (load_pair(g) != q) continue;
+        const int32_t ow = base_w + g;
+        const bool col_ok = static_cast<uint32_t>(ow) < static_cast<uint32_t>(out[2]);
+        const int32_t col = ow < 0 ? 0 : ow < out[2] ? ow : out[2] - 1;
+#pragma unroll
+        for (int i0 = 0; i0 < CD; ++i0)
+#pragma unroll
+          for (int i1 = 0; i1 < CH; ++i1) {
+            const int32_t at = out_base + (box_row[i0][i1] + col) * c;
+            const Pack<int64_t, V> stored = load_pack<V>(indices, at);
+            const bool ok = row_ok[i0][i1] && col_ok;
+#pragma unroll
+            for (int j = 0; j < V; ++j)
+              rel[g][i0][i1][j] = ok && static_cast<uint64_t>(stored.v[j]) >> 32 == 0
+                                      ? static_cast<uint32_t>(stored.v[j]) - mine[j]
+                                      : kNoPosition;
+            bool any = !kDyOnMatch;
+#pragma unroll
+            for (int rr = 0; rr < B; ++rr)
+#pragma unroll
+              for (int x = 0; x < B * L; ++x)
+#pragma unroll
+                for (int j = 0; j < V; ++j)
+                  any = any || (AlongH::tap(rr, i1) && AlongW::tap(x, g) &&
+                                rel[g][i0][i1][j] == static_cast<uint32_t>(rr * in[2] + x));
+            grad[g][i0][i1] = any ? load_pack<V>(dy, at) : Pack<T, V>{};
+          }
+      }
+      // Pair q: its windows in order (D, H, W), then its dx.
+      accum_t<T> acc[B][B][V] = {};
+#pragma unroll
+      for (int i0 = 0; i0 < CD; ++i0)
+#pragma unroll
+        for (int i1 = 0; i1 < CH; ++i1)
+#pragma unroll
+          for (int g = 0; g < CW; ++g)
+#pragma unroll
+            for (int rr = 0; rr < B; ++rr)
+#pragma unroll
+              for (int k = 0; k < B; ++k)
+#pragma unroll
+                for (int j = 0; j < V; ++j)
+                  if (AlongH::tap(rr, i1) && AlongW::tap(q * B + k, g) &&
+                      rel[g][i0][i1][j] == static_cast<uint32_t>(rr * in[2] + q * B + k))
+                    acc[rr][k][j] += to_float(grad[g][i0][i1].v[j]);
+#pragma unroll
+      for (int rr = 0; rr < B; ++rr)
+#pragma unroll
+        for (int k = 0; k < B; ++k) {
+          if (h0 + rr >= in[1] || w0 + q * B + k >= in[2]) continue;
+          Pack<T, V> v;
+#pragma unroll
+          for (int j = 0; j < V; ++j) v.v[j] = from_accum<T>(acc[rr][k][j]);
+          store_pack<V>(dx, (n * in_plane + lin0 + rr * in[2] + q * B + k) * c + c0, v);
+        }
+    }
+  }
+};
+
+struct MaxGatherBlockCl {
+  static constexpr const char* name = "max.gather.block.cl";
+  static constexpr Op op = Op::max;
+  static constexpr Inputs inputs = Inputs::dy_and_indices;
+  static constexpr bool deterministic = true;
+  static constexpr bool gpu_only = false;
+  // 2D strips are 2 rows by 2 * kClStripPairs positions: W well past 2 strips and odd at times,
+  // H odd and even, D several slices; C of several packs.
+  static Domain domain() {
+    Domain d;
+    d.min_dims = 2;
+    d.windows = WindowRule::listed;
+    d.shapes = {WindowShape{3, 2, 0, 2}};
+    d.same_pad_parity = true;
+    d.trivial_leading = 1;
+    d.layouts = {Layout::channels_last};
+    d.dtypes = {DType::f16, DType::bf16, DType::f32};
+    d.index_formats = {IndexFormat::plane, IndexFormat::global_row};
+    d.index_types = {IndexType::i64};
+    d.contiguous_packs = true;
+    d.reach[0] = 5;
+    d.reach[1] = 7;
+    d.reach[2] = 4 * kClStripPairs + 5;
+    d.max_channels = 24;
+    return d;
+  }
+
+  static Support supports(const Problem& p) {
+    if (!uses_int32(p, IndexWidth::fit)) return Support::no("size: offsets must fit int32 (int64 is max.gather.stored's)");
+    return Support::yes();
+  }
+  static size_t workspace_bytes(const Problem&) { return 0; }
+
+  template <class Exec>
+  static void launch(const Exec& ex, const Problem& p, const BwdBuffers& b) {
+    constexpr int K = 3, S = 2;
+    require_supported<MaxGatherBlockCl>(p);
+    require_aligned16(name, {{"dy", b.dy}, {"indices", b.indices}, {"dx", b.dx}});
+    with_dtype(p.dtype, [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (sizeof(T) <= 4) {
+        with_bit(leading_axis_trivial(p), [&]<int A0>() {
+          with_bit(p.pad_begin[2] % S == 1, [&]<int P>() {
+            constexpr int V = vector_lanes<T>;
+            constexpr int L = A0 == 1 ? kClStripPairs : 1;
+            using Item = MaxGatherBlockClItem<T, A0, K, S, V, P, L, kClDyOnMatch>;
+            Item item;
+            item.dy = static_cast<const T*>(b.dy);
+            item.indices = static_cast<const int64_t*>(b.indices);
+            item.dx = static_cast<T*>(b.dx);
+            constexpr int B = Item::B, strip_len = B * L;
+            const int64_t groups = p.c / V, strips = (p.in[2] + strip_len - 1) / strip_len,
+                          rows = (p.in[1] + B - 1) / B;
+            item.groups_div = Divider<int32_t>(groups);
+            item.strips_div = Divider<int32_t>(strips);
+            item.rows_div = Divider<int32_t>(rows);
+            item.depth_div = Divider<int32_t>(p.in[0]);
+            for (int a = 0; a < kAxes; ++a) {
+              item.in[a] = static_cast<int32_t>(p.in[a]);
+              item.out[a] = static_cast<int32_t>(p.out[a]);
+              item.pb[a] = static_cast<int32_t>(p.pad_begin[a]);
+            }
+            item.c = static_cast<int32_t>(p.c);
+            item.in_plane = static_cast<int32_t>(p.in_plane());
+            item.out_plane = static_cast<int32_t>(p.out_plane());
+            item.global_row = p.index_format == IndexFormat::global_row;
+            ex.template for_each<int32_t>(p.n * p.in[0] * rows * strips * groups, item);
+          });
+        });
+      }
+    });
+  }
+};
+
+}  // namespace pg

@@ -1,0 +1,31 @@
+// What a max variant's launch checks before its body runs. The registry asks supports() first;
+// these make a direct call (a test, a tool) on a problem or buffer the body cannot take throw
+// pg::Error naming the variant, instead of running a different body or reading out of bounds.
+#pragma once
+
+#include <initializer_list>
+#include <string>
+#include <utility>
+
+#include "src/backend.hpp"
+#include "src/domain.hpp"
+#include "src/problem.hpp"
+#include "src/registry.hpp"
+#include "kernels/max/max_dispatch.hpp"
+
+namespace pg {
+
+template <class V>
+void require_supported(const Problem& p) {
+  const Domain::Verdict in = V::domain().admits(p);
+  const Support s = in.ok ? V::supports(p) : Support::no(in.why);
+  if (!s.ok) throw Error(std::string(V::name) + " does not run " + to_string(p) + ": " + s.why);
+}
+
+// Items that move 16-byte packs of every buffer they name.
+inline void require_aligned16(const char* variant, std::initializer_list<std::pair<const char*, const void*>> buffers) {
+  for (const auto& [what, ptr] : buffers)
+    if (!aligned16(ptr)) throw Error(std::string(variant) + ": " + what + " is not 16-byte aligned");
+}
+
+}  // namespace pg
