@@ -1,7 +1,8 @@
 // Average-pool backward variants on the edge cases where frameworks disagree or kernels break:
 // divisor conventions on the ceil overhang, negative divisor_override, padding with dilation,
 // gaps, channels-last with C off the vector width, half types, tiles larger than one block's,
-// bitwise agreement between variants on exact data, and the int32/int64 dispatch. Every case
+// bitwise agreement between variants on exact data, the int32/int64 dispatch, and each fast
+// path's own cases: its domain's edges, its runs of D planes, every divisor rule. Every case
 // goes through run_and_verify against the oracle on the backend the binary was started with;
 // the hand-computed cases also check the numbers themselves.
 #include <gtest/gtest.h>

@@ -156,9 +156,9 @@ struct AvgBox3Body {
 // - D cut into runs (each re-reads two window planes) so that there are several waves of items
 //   (the last wave of long items runs the GPU half empty): without prefetch, R = 1, one run
 //   0.0939 ms, two (2^19 items) 0.0914, three (2^20) 0.0902. Runs are at least
-//   kAvgBox3MinRunPlanes long (plan_plane_runs): it leaves the rows above alone (16 planes in
-//   one run, f16 in two of 8) and keeps a small problem's runs from shrinking to single planes
-//   that read every window plane three times.
+//   kAvgBox3MinRunPlanes long (plan_plane_runs), which leaves these rows' split as it was (f32:
+//   one run of 16 planes, f16: two of 8) and keeps a small problem's runs from shrinking to
+//   single planes, which read every window plane three times.
 // - Prefetching the next plane (the loop in AvgBox3Body). Registers depend on launch bounds:
 //   f32 72 without any (3 blocks per SM), 64 with the 256-thread bound alone (4 blocks, no
 //   spill), 64 and spilling with 4 blocks asked. 2026-11-23, thread bound: one run (2^18 items)
