@@ -2,12 +2,12 @@
 // window covers a dx element, found with one division per axis. One work item per group of V
 // consecutive dx elements writes each exactly once: dy / divisor for a tap, 0 for an element
 // no window covers. Bytes moved: dy read once (neighbouring lanes share it in cache), dx
-// written once; no zeroing pass, no atomics. Windows that tile the input exactly take the broadcast of
-// avg_direct_exact.hpp.
+// written once; no zeroing pass, no atomics. V-wide packs where dy and dx are 16-byte aligned
+// and the contiguous axis divides into them, else one element per item. (Windows that tile the
+// input exactly have broadcasts of their own: avg.direct.exact.cl and .cf.)
 #pragma once
 
 #include "src/registry.hpp"
-#include "kernels/avg/avg_direct_exact.hpp"
 #include "kernels/avg/avg_geometry.hpp"
 #include "kernels/common/exec.hpp"
 
@@ -67,40 +67,12 @@ struct AvgDirect {
   static constexpr Inputs inputs = Inputs::dy_only;
   static constexpr bool deterministic = true;
   static constexpr bool gpu_only = false;
-  static Domain domain() { return {}; }
+  // Disjoint windows, at the default reach: items are one element or pack along the contiguous
+  // axis and have no structure along D or H to span.
+  static Domain domain() { return {.windows = WindowRule::disjoint, .shapes = {}}; }
 
-  static Support supports(const Problem& p) {
-    if (!p.windows_disjoint())
-      return Support::no("windows overlap (stride < effective kernel on some axis): use avg.gather");
-    return Support::yes();
-  }
+  static Support supports(const Problem&) { return Support::yes(); }
   static size_t workspace_bytes(const Problem&) { return 0; }
-
-  // Exact tilings broadcast dy (avg_direct_exact.hpp); channels-first only for k2 along W.
-  // False when p is not one.
-  template <class T, class Idx, bool kChannelsLast, int V, class Exec>
-  static bool launch_exact(const Exec& ex, const Problem& p, const BwdBuffers& b) {
-    if constexpr (V == 1) {
-      return false;
-    } else {
-      if (!avg_direct_exact_applies(p) || (!kChannelsLast && p.kernel[2] != 2)) return false;
-      using A = accum_t<T>;
-      const A divisor = static_cast<A>(p.has_divisor_override ? p.divisor_override : p.taps());
-      const auto dy = static_cast<const T*>(b.dy);
-      const auto dx = static_cast<T*>(b.dx);
-      if constexpr (kChannelsLast) {
-        ex.template for_each<Idx>(p.out_elems() / V, AvgDirectExactPointsBody<T, Idx, V>{
-            make_avg_shape<Idx>(p), Divider<Idx>(static_cast<Idx>(p.c / V)), divisor, dy, dx});
-      } else {
-        const int64_t plane_in = p.in[1] * p.in[2];
-        ex.template for_each<Idx>(p.in_elems() / V / p.kernel[0], AvgDirectExactPlanesBody<T, Idx, V, 2>{
-            Divider<Idx>(static_cast<Idx>(plane_in / V)), Divider<Idx>(static_cast<Idx>(p.in[2] / V)),
-            Divider<Idx>(static_cast<Idx>(p.kernel[1])), static_cast<Idx>(plane_in), static_cast<Idx>(p.out[1] * p.out[2]),
-            static_cast<Idx>(p.out[2]), static_cast<Idx>(p.kernel[0]), divisor, dy, dx});
-      }
-      return true;
-    }
-  }
 
   template <class Exec>
   static void launch(const Exec& ex, const Problem& p, const BwdBuffers& b) {
@@ -110,7 +82,6 @@ struct AvgDirect {
       with_dx_groups<T, Idx>(p, b, [&](auto channels_last, auto vec) {
         constexpr bool kChannelsLast = decltype(channels_last)::value;
         constexpr int V = decltype(vec)::value;
-        if (launch_exact<T, Idx, kChannelsLast, V>(ex, p, b)) return;
         const int64_t row = kChannelsLast ? p.c : p.in[2];
         ex.template for_each<Idx>(p.in_elems() / V, AvgDirectBody<T, Idx, kChannelsLast, V>{
             make_avg_shape<Idx>(p), Divider<Idx>(static_cast<Idx>(row / V)),

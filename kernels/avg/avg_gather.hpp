@@ -1,12 +1,11 @@
 // avg.gather: one work item per group of V consecutive dx elements (along W in channels-first,
 // along C in channels-last), summing dy / divisor over every window that has the element as a
 // tap. Every dx element is written once, with no zeroing pass and no atomics, in a fixed order:
-// deterministic. Works for every problem; k3 s1 p1 in channels-first takes the sliding box sums
-// of avg_box3.hpp.
+// deterministic. Works for every problem, with V-wide packs where dy and dx are 16-byte aligned
+// and the contiguous axis divides into them, else one element per item.
 #pragma once
 
 #include "src/registry.hpp"
-#include "kernels/avg/avg_box3.hpp"
 #include "kernels/avg/avg_geometry.hpp"
 #include "kernels/common/exec.hpp"
 
@@ -77,33 +76,12 @@ struct AvgGather {
   static constexpr Inputs inputs = Inputs::dy_only;
   static constexpr bool deterministic = true;
   static constexpr bool gpu_only = false;
-  static Domain domain() { return {}; }
+  // Every problem, at the default reach (a few windows per axis): items are one element or pack
+  // along the contiguous axis and have no structure along D or H to span.
+  static Domain domain() { return Domain{}; }
 
   static Support supports(const Problem&) { return Support::yes(); }
   static size_t workspace_bytes(const Problem&) { return 0; }
-
-  // k3 s1 p1 in channels-first: box sums sliding along D (avg_box3.hpp). False when p is not
-  // that case.
-  template <class T, class Idx, bool kChannelsLast, int V, class Exec>
-  static bool launch_box3(const Exec& ex, const Problem& p, const BwdBuffers& b) {
-    if constexpr (kChannelsLast || V == 1) {
-      return false;
-    } else {
-      if (!avg_box3_applies(p)) return false;
-      if (p.in_elems() == 0) return true;  // an empty batch: nothing to write, and no work items to plan
-      const auto dy = static_cast<const T*>(b.dy);
-      const auto dx = static_cast<T*>(b.dx);
-      int64_t items;
-      if (p.kernel[0] == 3) {
-        const auto body = make_avg_box3<T, Idx, V, true>(p, dy, dx, &items);
-        ex.template for_each<Idx, kAvgBox3LaunchBounds<T, true>>(items, body);
-      } else {
-        const auto body = make_avg_box3<T, Idx, V, false>(p, dy, dx, &items);
-        ex.template for_each<Idx, kAvgBox3LaunchBounds<T, false>>(items, body);
-      }
-      return true;
-    }
-  }
 
   template <class Exec>
   static void launch(const Exec& ex, const Problem& p, const BwdBuffers& b) {
@@ -113,7 +91,6 @@ struct AvgGather {
       with_dx_groups<T, Idx>(p, b, [&](auto channels_last, auto vec) {
         constexpr bool kChannelsLast = decltype(channels_last)::value;
         constexpr int V = decltype(vec)::value;
-        if (launch_box3<T, Idx, kChannelsLast, V>(ex, p, b)) return;
         const int64_t row = kChannelsLast ? p.c : p.in[2];
         ex.template for_each<Idx>(p.in_elems() / V, AvgGatherBody<T, Idx, kChannelsLast, V>{
             make_avg_shape<Idx>(p), Divider<Idx>(static_cast<Idx>(row / V)),

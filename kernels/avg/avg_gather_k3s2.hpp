@@ -1,6 +1,7 @@
-// avg.gather.k3s2: the gather for kernel 3, stride 2, padding 1 (begin) on W, H and D (no
-// dilation, channels-first), the common downsampling window. D and H may instead be flat
-// (length 1, kernel 1), so 2D and 1D problems take it too.
+// avg.gather.k3s2: the gather for kernel 3, stride 2, padding 1 on W, H and D (no dilation,
+// channels-first), the common downsampling window. D and H may instead be flat (length 1,
+// kernel 1), so 2D and 1D problems take it too. W is a whole number of 16-byte packs, dy and dx
+// are 16-byte aligned (launch throws otherwise) and offsets fit int32.
 //
 // The generic gathers spend their time on index arithmetic per tap and per element. Here, with
 // padding 1 and stride 2, window o covers positions 2o - 1 .. 2o + 1, so an even position is a
@@ -16,15 +17,15 @@
 //
 // The divisor is the product of per-axis counts, and along each axis only the first and the
 // last window can count differently from an interior one (the last on the ceil overhang), so the
-// host computes the 27 reciprocals by class (first / interior / last per axis); supports()
-// checks that interior windows lie inside the input. Each term is rounded twice (reciprocal and
-// product), sums are at most 2+2+2 deep: inside the oracle's (terms + 2) u bound.
+// host computes the 27 reciprocals by class (first / interior / last per axis; divisor_override:
+// all 1 / override). That needs interior windows inside the input: with padding 1 at the end, out
+// is at most in / 2 + 1, so the last interior window's last tap 2 (out - 2) + 1 <= in - 1. (The
+// body also takes padding 0 at the end, but a domain's pads are one range for both ends.) Each
+// term is rounded twice (reciprocal and product), sums are at most 2+2+2 deep: inside the
+// oracle's (terms + 2) u bound.
 #pragma once
 
-#include <algorithm>
-
 #include "src/registry.hpp"
-#include "kernels/avg/avg_gather.hpp"
 #include "kernels/avg/avg_geometry.hpp"
 #include "kernels/common/exec.hpp"
 
@@ -157,28 +158,27 @@ struct AvgGatherK3S2 {
   static constexpr Inputs inputs = Inputs::dy_only;
   static constexpr bool deterministic = true;
   static constexpr bool gpu_only = false;
-  static Domain domain() { return {}; }
+  // Sizes for the fuzz: D up to 12 (three runs of kMinRunPlanes window planes), H over a few
+  // groups of kRows rows with a partial last one, W a few packs.
+  static Domain domain() {
+    return {.windows = WindowRule::listed,
+            .shapes = {{.kernel = 3, .stride = 2, .pad_min = 1, .pad_max = 1}},
+            .trivial_leading = 2,
+            .layouts = {Layout::channels_first},
+            .contiguous_packs = true,
+            .reach = {11, 13, 32}};
+  }
   static constexpr int kRows = 4;
 
   static Support supports(const Problem& p) {
-    if (p.layout != Layout::channels_first) return Support::no("channels-last: avg.gather vectorizes over C there");
-    for (int a = 0; a < kAxes; ++a) {
-      const bool flat = a < 2 && p.in[a] == 1 && p.kernel[a] == 1 && p.stride[a] == 1 && p.pad_begin[a] == 0 &&
-                        p.pad_end[a] == 0 && p.out[a] == 1;
-      const bool k3s2 = p.kernel[a] == 3 && p.stride[a] == 2 && p.dilation[a] == 1 && p.pad_begin[a] == 1;
-      if (!flat && !k3s2) return Support::no("not kernel 3, stride 2, padding 1 before, no dilation on W (H, D)");
-      // Interior windows (1 .. out - 2, taps 2o - 1 .. 2o + 1) inside the input: one count each.
-      if (k3s2 && p.out[a] > 2 && 2 * p.out[a] > p.in[a] + 2) return Support::no("interior windows reach the end padding");
-    }
-    if (p.in[2] % (16 / dtype_size(p.dtype)) != 0)
-      return Support::no("W is not a whole number of 16-byte packs");
     if (!avg_fits_int32(p)) return Support::no("offsets beyond int32");
     return Support::yes();
   }
   static size_t workspace_bytes(const Problem&) { return 0; }
 
   // Work items: W / V * ceil(H / R) * N * C per run of window planes, D cut into runs until
-  // there are kWantItems, several waves (each run computes one window plane twice).
+  // there are kWantItems, several waves (plan_plane_runs; each run computes one window plane
+  // twice, so runs are at least kMinRunPlanes long: the row below keeps its 8 runs of 8).
   //
   // H100, avgpool3d (2,32,128,128,128) k3s2p1 ceil f32 (2^16 items per run of window planes),
   // 2026-11-23. Before prefetching (64 registers, 4 blocks per SM) 2^17 items: 0.240 ms. With it
@@ -187,6 +187,7 @@ struct AvgGatherK3S2 {
   // same grid and occupancy as before prefetching, 3.5% faster). Capped to 5 or 6 blocks it
   // spills (0.313, 0.365). Whole waves matter: 2^17 items are 1.3 waves at 3 blocks per SM.
   static constexpr int64_t kWantItems = int64_t{1} << 19;
+  static constexpr int64_t kMinRunPlanes = 2;  // twice the one window plane a run re-reads
 
   template <class T, class Idx, int V, class Exec>
   static void launch_k3s2(const Exec& ex, const Problem& p, const T* dy, T* dx) {
@@ -195,12 +196,10 @@ struct AvgGatherK3S2 {
     const int64_t row_groups = (p.in[1] + R - 1) / R;
     const int64_t per_run = p.n * p.c * row_groups * (p.in[2] / V);
     if (per_run == 0) return;  // no (n, c) planes: nothing to write
-    const int64_t runs = std::min<int64_t>(pairs, std::max<int64_t>(1, (kWantItems + per_run - 1) / per_run));
-    const int64_t chunk = (pairs + runs - 1) / runs;
-    const int64_t used = (pairs + chunk - 1) / chunk;
+    const PlaneRuns runs = plan_plane_runs(pairs, per_run, kWantItems, kMinRunPlanes);
     AvgK3S2Body<T, Idx, V, R> body{make_avg_shape<Idx>(p), Divider<Idx>(static_cast<Idx>(p.in[2] / V)),
-                                   Divider<Idx>(static_cast<Idx>(row_groups)), Divider<Idx>(static_cast<Idx>(used)),
-                                   static_cast<Idx>(chunk), {}, dy, dx};
+                                   Divider<Idx>(static_cast<Idx>(row_groups)), Divider<Idx>(static_cast<Idx>(runs.count)),
+                                   static_cast<Idx>(runs.length), {}, dy, dx};
     // Per axis: the counts of the first, an interior and the last window.
     Idx count[kAxes][3];
     for (int a = 0; a < kAxes; ++a) {
@@ -214,21 +213,15 @@ struct AvgGatherK3S2 {
       for (int cy = 0; cy < 3; ++cy)
         for (int cx = 0; cx < 3; ++cx)
           body.recip[cz][cy][cx] = A(1) / body.g.template divisor<A>(count[0][cz], count[1][cy], count[2][cx]);
-    ex.template for_each<Idx>(per_run * used, body);
+    ex.template for_each<Idx>(per_run * runs.count, body);
   }
 
   template <class Exec>
   static void launch(const Exec& ex, const Problem& p, const BwdBuffers& b) {
-    with_avg_types(p, [&](auto tag, auto idx) {
+    require_aligned_packs(name, b);
+    with_dtype(p.dtype, [&](auto tag) {
       using T = decltype(tag);
-      using Idx = decltype(idx);
-      with_dx_groups<T, Idx>(p, b, [&](auto, auto vec) {
-        constexpr int V = decltype(vec)::value;
-        // supports() guarantees int32 and W % V == 0, so V == 1 means unaligned buffers,
-        // which the pack stores cannot take: the generic gather computes those.
-        if constexpr (V == 1) AvgGather::launch(ex, p, b);
-        else launch_k3s2<T, Idx, V>(ex, p, static_cast<const T*>(b.dy), static_cast<T*>(b.dx));
-      });
+      launch_k3s2<T, int32_t, kVecWidth<T>>(ex, p, static_cast<const T*>(b.dy), static_cast<T*>(b.dx));
     });
   }
 };

@@ -290,11 +290,14 @@ struct AvgGatherTiled {
   static constexpr Inputs inputs = Inputs::dy_only;
   static constexpr bool deterministic = true;
   static constexpr bool gpu_only = false;
-  static Domain domain() { return {}; }
+  // Channels-first, any window whose tile plan fits in shared memory (supports()). Sizes for
+  // the fuzz: several tiles with a partial last one along every axis (tiles up to 8 planes along
+  // D, 32 rows along H in 2D and 8 in 3D, 32 columns along W).
+  static Domain domain() {
+    return {.windows = WindowRule::any, .shapes = {}, .layouts = {Layout::channels_first}, .reach = {10, 40, 40}};
+  }
 
   static Support supports(const Problem& p) {
-    if (p.layout != Layout::channels_first)
-      return Support::no("channels-last: W is not contiguous; avg.gather vectorizes over C there");
     AvgTilePlan plan;
     if (!plan_avg_tiles(p, p.dtype == DType::f64 ? 8 : 4, &plan))
       return Support::no("window reach too large for a 48 KiB shared-memory tile");

@@ -7,7 +7,9 @@
 // for itself and the variants multiply.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <string>
 #include <type_traits>
 
 #include "src/problem.hpp"
@@ -183,8 +185,45 @@ inline bool avg_fits_int32(const Problem& p) {
   return true;
 }
 
+// The rest of the exact-tiling broadcasts' condition (avg.direct.exact.cl, .cf) after their
+// domains' kernel == stride and no padding: every axis a whole number of windows, so every dx
+// element is a tap of exactly one window; and int32 offsets, the only ones they are built for.
+inline Support avg_exact_tiling_support(const Problem& p) {
+  for (int a = 0; a < kAxes; ++a)
+    if (p.in[a] != p.out[a] * p.kernel[a])
+      return Support::no(std::string("input not a whole number of windows along ") + "DHW"[a] + " (" +
+                         std::to_string(p.in[a]) + " != " + std::to_string(p.out[a]) + " x kernel " +
+                         std::to_string(p.kernel[a]) + ")");
+  if (!avg_fits_int32(p)) return Support::no("offsets beyond int32");
+  return Support::yes();
+}
+
 template <class T>
 inline constexpr int kVecWidth = static_cast<int>(16 / sizeof(T));
+
+// The packed fast paths (avg.gather.box3, avg.gather.k3s2, avg.direct.exact.*) load and store
+// whole 16-byte packs, so they take dy and dx 16-byte aligned, as the harness allocates them.
+inline void require_aligned_packs(const char* variant, const BwdBuffers& b) {
+  if (reinterpret_cast<uintptr_t>(b.dy) % 16 != 0 || reinterpret_cast<uintptr_t>(b.dx) % 16 != 0)
+    throw Error(std::string(variant) + ": dy and dx must be 16-byte aligned (it loads and stores 16-byte packs)");
+}
+
+// How a fast path that walks planes along D (avg.gather.box3, avg.gather.k3s2) cuts them into
+// runs, one work item per run and per position in the other axes.
+struct PlaneRuns {
+  int64_t length;  // planes per run; the last run may be shorter
+  int64_t count;
+};
+
+// `planes` cut into runs until there are `want_items` work items (`per_run` per run), to give
+// the GPU several waves, but into runs of no fewer than `min_length` planes (or all of them):
+// each run re-reads the window planes it shares with its neighbours, and a run of
+// twice as many planes as it re-reads keeps that cost within half of the run's own reads.
+inline PlaneRuns plan_plane_runs(int64_t planes, int64_t per_run, int64_t want_items, int64_t min_length) {
+  const int64_t runs = std::min<int64_t>(planes, std::max<int64_t>(1, (want_items + per_run - 1) / per_run));
+  const int64_t length = std::max((planes + runs - 1) / runs, std::min(min_length, planes));
+  return {length, (planes + length - 1) / length};
+}
 
 // Calls f(T{}, Idx{}) with T the storage type and Idx = int32_t when avg_fits_int32.
 template <class F>

@@ -2,7 +2,10 @@
 #pragma once
 
 #include "kernels/avg/avg_direct.hpp"
+#include "kernels/avg/avg_direct_exact_cf.hpp"
+#include "kernels/avg/avg_direct_exact_cl.hpp"
 #include "kernels/avg/avg_gather.hpp"
+#include "kernels/avg/avg_gather_box3.hpp"
 #include "kernels/avg/avg_gather_k3s2.hpp"
 #include "kernels/avg/avg_gather_stream.hpp"
 #include "kernels/avg/avg_gather_tiled.hpp"
@@ -11,6 +14,7 @@
 
 namespace pg {
 
-using AvgVariants = VariantList<AvgScatterAtomic, AvgGather, AvgDirect, AvgGatherTiled, AvgGatherK3S2, AvgGatherStream>;
+using AvgVariants = VariantList<AvgScatterAtomic, AvgGather, AvgGatherBox3, AvgDirect, AvgDirectExactCl, AvgDirectExactCf,
+                                AvgGatherTiled, AvgGatherK3S2, AvgGatherStream>;
 
 }  // namespace pg

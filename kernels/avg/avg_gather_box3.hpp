@@ -1,6 +1,8 @@
-// avg.gather's hot path for the most common overlapping window: kernel 3, stride 1, padding 1,
-// no dilation on H and W (and on D, or a 2D problem), channels-first, so out == in on every
-// axis and dx is the 3x3(x3) box sum of s = dy / divisor.
+// avg.gather.box3: the gather for the most common overlapping window: kernel 3, stride 1,
+// padding 1 on H and W (and on D, or a flat D: a 2D problem), no dilation, channels-first, so
+// out == in on every axis and dx is the 3x3(x3) box sum of s = dy / divisor. W is a whole
+// number of 16-byte packs, dy and dx are 16-byte aligned (launch throws otherwise) and offsets
+// fit int32.
 //
 // The generic gather reads and divides every dy value once per tap (27 times in 3D) and spends
 // most of its time on index arithmetic. Here a work item owns V consecutive dx along W of one
@@ -13,27 +15,18 @@
 //
 // The divisor is the product of per-axis counts, and a count differs from the interior one only
 // at the first and last window of an axis (exclude_pad), so the host computes the eight
-// reciprocals once. Each term is rounded twice (the reciprocal and the product) and sums are
-// 3+3+3 deep: inside the oracle's (terms + 2) u bound.
+// reciprocals once (divisor_override: all eight are 1 / override). Each term is rounded twice
+// (the reciprocal and the product) and sums are 3+3+3 deep: inside the oracle's (terms + 2) u
+// bound.
 #pragma once
 
-#include <algorithm>
 #include <type_traits>
 
+#include "src/registry.hpp"
 #include "kernels/avg/avg_geometry.hpp"
+#include "kernels/common/exec.hpp"
 
 namespace pg {
-
-// True when p is the case AvgBox3Body computes.
-inline bool avg_box3_applies(const Problem& p) {
-  if (p.layout != Layout::channels_first) return false;
-  for (int a = 0; a < kAxes; ++a) {
-    const bool box = p.kernel[a] == 3 && p.pad_begin[a] == 1 && p.pad_end[a] == 1;
-    const bool flat = a == 0 && p.in[0] == 1 && p.kernel[0] == 1 && p.pad_begin[0] == 0 && p.pad_end[0] == 0;
-    if (p.stride[a] != 1 || p.dilation[a] != 1 || !(box || flat) || p.out[a] != p.in[a]) return false;
-  }
-  return true;
-}
 
 // kDepth: the D axis is a 3-window (3D); else D is a single plane (2D).
 template <class T, class Idx, int V, bool kDepth>
@@ -162,7 +155,10 @@ struct AvgBox3Body {
 //   2026-11-22 R = 4 0.1035 ms, R = 2 0.1002, 2026-11-23 R = 1 0.0939 (one run of planes each).
 // - D cut into runs (each re-reads two window planes) so that there are several waves of items
 //   (the last wave of long items runs the GPU half empty): without prefetch, R = 1, one run
-//   0.0939 ms, two (2^19 items) 0.0914, three (2^20) 0.0902.
+//   0.0939 ms, two (2^19 items) 0.0914, three (2^20) 0.0902. Runs are at least
+//   kAvgBox3MinRunPlanes long (plan_plane_runs), which leaves these rows' split as it was (f32:
+//   one run of 16 planes, f16: two of 8) and keeps a small problem's runs from shrinking to
+//   single planes, which read every window plane three times.
 // - Prefetching the next plane (the loop in AvgBox3Body). Registers depend on launch bounds:
 //   f32 72 without any (3 blocks per SM), 64 with the 256-thread bound alone (4 blocks, no
 //   spill), 64 and spilling with 4 blocks asked. 2026-11-23, thread bound: one run (2^18 items)
@@ -176,21 +172,19 @@ struct AvgBox3Body {
 //   the halves take more registers under the thread bound. f16 (8,64,16,56,56): 79 registers
 //   without 0.0675 ms, 100 with the thread bound 0.0753; f16 2D 0.0482 without, 0.0488 with.
 inline constexpr int64_t kAvgBox3WantItems = int64_t{1} << 18;
+inline constexpr int64_t kAvgBox3MinRunPlanes = 4;  // twice the two window planes a run re-reads
 template <class T, bool kDepth>
 inline constexpr int kAvgBox3LaunchBounds = !std::is_same_v<T, float> ? kNoLaunchBounds : kDepth ? 0 : 6;
 
-// Work items for p: W / V * H * N * C per run of planes, D cut into runs until there are
-// kWantItems.
-template <class T, class Idx, int V, bool kDepth, int64_t kWantItems = kAvgBox3WantItems>
+// Work items for p: W / V * H * N * C per run of planes (plan_plane_runs); p has dx elements.
+template <class T, class Idx, int V, bool kDepth>
 AvgBox3Body<T, Idx, V, kDepth> make_avg_box3(const Problem& p, const T* dy, T* dx, int64_t* items) {
   const int64_t per_run = p.n * p.c * p.in[1] * (p.in[2] / V);
-  const int64_t runs = std::min<int64_t>(p.in[0], std::max<int64_t>(1, (kWantItems + per_run - 1) / per_run));
-  const int64_t chunk = (p.in[0] + runs - 1) / runs;
-  const int64_t used = (p.in[0] + chunk - 1) / chunk;
-  *items = per_run * used;
+  const PlaneRuns runs = plan_plane_runs(p.in[0], per_run, kAvgBox3WantItems, kAvgBox3MinRunPlanes);
+  *items = per_run * runs.count;
   AvgBox3Body<T, Idx, V, kDepth> body{make_avg_shape<Idx>(p), Divider<Idx>(static_cast<Idx>(p.in[2] / V)),
-                                      Divider<Idx>(static_cast<Idx>(p.in[1])), Divider<Idx>(static_cast<Idx>(used)),
-                                      static_cast<Idx>(chunk), {}, dy, dx};
+                                      Divider<Idx>(static_cast<Idx>(p.in[1])), Divider<Idx>(static_cast<Idx>(runs.count)),
+                                      static_cast<Idx>(runs.length), {}, dy, dx};
   // Per axis: the count of a first/last window, and of an interior one where the axis has any.
   Idx count[kAxes][2];
   for (int a = 0; a < kAxes; ++a) {
@@ -205,5 +199,50 @@ AvgBox3Body<T, Idx, V, kDepth> make_avg_box3(const Problem& p, const T* dy, T* d
         body.recip[ez][ey][ex] = A(1) / body.g.template divisor<A>(count[0][ez], count[1][ey], count[2][ex]);
   return body;
 }
+
+struct AvgGatherBox3 {
+  static constexpr const char* name = "avg.gather.box3";
+  static constexpr Op op = Op::avg;
+  static constexpr Inputs inputs = Inputs::dy_only;
+  static constexpr bool deterministic = true;
+  static constexpr bool gpu_only = false;
+  // k3 s1 p1 gives out == in on every axis; 1D problems are out (H must be a box too). Sizes
+  // for the fuzz: D up to 12, three runs of kAvgBox3MinRunPlanes; a few rows and W packs.
+  static Domain domain() {
+    return {.min_dims = 2,
+            .windows = WindowRule::listed,
+            .shapes = {{.kernel = 3, .stride = 1, .pad_min = 1, .pad_max = 1}},
+            .trivial_leading = 1,
+            .layouts = {Layout::channels_first},
+            .contiguous_packs = true,
+            .reach = {11, 6, 32}};
+  }
+
+  static Support supports(const Problem& p) {
+    if (!avg_fits_int32(p)) return Support::no("offsets beyond int32");
+    return Support::yes();
+  }
+  static size_t workspace_bytes(const Problem&) { return 0; }
+
+  template <class Exec>
+  static void launch(const Exec& ex, const Problem& p, const BwdBuffers& b) {
+    require_aligned_packs(name, b);
+    if (p.in_elems() == 0) return;  // an empty batch: nothing to write, and no work items to plan
+    with_dtype(p.dtype, [&](auto tag) {
+      using T = decltype(tag);
+      constexpr int V = kVecWidth<T>;
+      const auto dy = static_cast<const T*>(b.dy);
+      const auto dx = static_cast<T*>(b.dx);
+      int64_t items;
+      if (p.kernel[0] == 3) {
+        const auto body = make_avg_box3<T, int32_t, V, true>(p, dy, dx, &items);
+        ex.template for_each<int32_t, kAvgBox3LaunchBounds<T, true>>(items, body);
+      } else {
+        const auto body = make_avg_box3<T, int32_t, V, false>(p, dy, dx, &items);
+        ex.template for_each<int32_t, kAvgBox3LaunchBounds<T, false>>(items, body);
+      }
+    });
+  }
+};
 
 }  // namespace pg
