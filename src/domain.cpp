@@ -59,7 +59,9 @@ Domain::Verdict Domain::admits(const Problem& p) const {
       if (same_pad_parity && p.pad_begin[a] % p.stride[a] != p.pad_begin[kAxes - 1] % p.stride[kAxes - 1])
         return no("padding: pad_begin mod stride must be the same on every axis");
       if (whole_windows && p.in[a] != p.out[a] * p.kernel[a])
-        return no("input size: not a whole number of windows along every axis (in = out x kernel)");
+        return no(std::string("input size: not a whole number of windows along ") + "DHW"[a] + " (" +
+                  std::to_string(p.in[a]) + " != " + std::to_string(p.out[a]) + " x kernel " +
+                  std::to_string(p.kernel[a]) + ")");
     }
   }
   if (contiguous_packs) {

@@ -57,20 +57,20 @@ struct AvgDirectExactCf {
   static constexpr bool gpu_only = false;
   // The body is built for kernel 2 along W and takes any kernel == stride along D and H; a
   // listed domain names one shape for every axis, so this one admits k2 s2 p0 throughout.
-  // Domain cannot say "in == out * kernel"; supports() does (avg_exact_tiling_support), and
-  // random sizes rarely meet it. With a flag `exact_tiling` (the fuzz draws in = kernel * m, m in
-  // 1 .. 1 + reach, no padding) the domain would add `.exact_tiling = true` and supports() would
-  // reject nothing generated.
+  // Every axis is a whole number of windows (whole_windows), which the fuzz builds directly.
   static Domain domain() {
     return {.windows = WindowRule::listed,
             .shapes = {{.kernel = 2, .stride = 2}},
+            .whole_windows = true,
             .trivial_leading = 2,
             .layouts = {Layout::channels_first},
             .contiguous_packs = true,
             .reach = {6, 9, 32}};
   }
 
-  static Support supports(const Problem& p) { return avg_exact_tiling_support(p); }
+  static Support supports(const Problem& p) {
+    return avg_fits_int32(p) ? Support::yes() : Support::no("offsets beyond int32");
+  }
   static size_t workspace_bytes(const Problem&) { return 0; }
 
   template <class Exec>

@@ -55,14 +55,13 @@ struct AvgDirectExactCl {
   static constexpr bool deterministic = true;
   static constexpr bool gpu_only = false;
   // The body takes any kernel == stride per axis; a listed domain names one shape for every axis,
-  // so this one admits the common ones, the same on every axis. Domain cannot say "in == out *
-  // kernel"; supports() does (avg_exact_tiling_support), and random sizes rarely meet it. With a
-  // flag `exact_tiling` (the fuzz draws in = kernel * m, m in 1 .. 1 + reach, no padding) the
-  // domain would add `.exact_tiling = true` and supports() would reject nothing generated.
+  // so this one admits the common ones, the same on every axis. Every axis is a
+  // whole number of windows (whole_windows), which the fuzz builds directly.
   // Channels are packs (items), up to three f16 packs.
   static Domain domain() {
     return {.windows = WindowRule::listed,
             .shapes = {{.kernel = 2, .stride = 2}, {.kernel = 3, .stride = 3}, {.kernel = 4, .stride = 4}},
+            .whole_windows = true,
             .trivial_leading = 2,
             .layouts = {Layout::channels_last},
             .contiguous_packs = true,
@@ -70,7 +69,9 @@ struct AvgDirectExactCl {
             .max_channels = 24};
   }
 
-  static Support supports(const Problem& p) { return avg_exact_tiling_support(p); }
+  static Support supports(const Problem& p) {
+    return avg_fits_int32(p) ? Support::yes() : Support::no("offsets beyond int32");
+  }
   static size_t workspace_bytes(const Problem&) { return 0; }
 
   template <class Exec>

@@ -185,19 +185,6 @@ inline bool avg_fits_int32(const Problem& p) {
   return true;
 }
 
-// The rest of the exact-tiling broadcasts' condition (avg.direct.exact.cl, .cf) after their
-// domains' kernel == stride and no padding: every axis a whole number of windows, so every dx
-// element is a tap of exactly one window; and int32 offsets, the only ones they are built for.
-inline Support avg_exact_tiling_support(const Problem& p) {
-  for (int a = 0; a < kAxes; ++a)
-    if (p.in[a] != p.out[a] * p.kernel[a])
-      return Support::no(std::string("input not a whole number of windows along ") + "DHW"[a] + " (" +
-                         std::to_string(p.in[a]) + " != " + std::to_string(p.out[a]) + " x kernel " +
-                         std::to_string(p.kernel[a]) + ")");
-  if (!avg_fits_int32(p)) return Support::no("offsets beyond int32");
-  return Support::yes();
-}
-
 template <class T>
 inline constexpr int kVecWidth = static_cast<int>(16 / sizeof(T));
 
