@@ -130,7 +130,9 @@ std::vector<std::string> admitted_tags(const Variant& v) {
                           "window with no tap inside the input"})
       t.push_back(s);
   }
-  if (d.windows != WindowRule::disjoint) t.push_back("overlapping windows");
+  const bool listed_overlap =
+      std::any_of(d.shapes.begin(), d.shapes.end(), [](const WindowShape& s) { return s.stride < s.kernel; });
+  if (d.windows == WindowRule::any || (listed && listed_overlap)) t.push_back("overlapping windows");
   // C = 1 is never a whole number of packs (2 to 8 elements), so any channels-last domain without
   // packed C reaches this.
   if (!d.contiguous_packs && std::find(d.layouts.begin(), d.layouts.end(), Layout::channels_last) != d.layouts.end())
