@@ -31,7 +31,7 @@ run_tests() {
 
 run_long() {
   POOLGRAD_FUZZ_CASES=${CASES:-10000} "$here/bin/fuzz_variants" --backend=gpu > "$out/fuzz_long.log" 2>&1 || { status=1; echo "FAILED: long fuzz"; }
-  grep -E "^\[       OK|FAILED|OK, passed" "$out/fuzz_long.log" | tail -n 40
+  grep -E "^\[       OK|FAILED|cases ran|FAIL:" "$out/fuzz_long.log" | tail -n 80
 }
 
 run_bench() {
