@@ -7,6 +7,7 @@
 #include <initializer_list>
 
 #include "src/problem.hpp"
+#include "src/registry.hpp"
 #include "kernels/max/max_geometry.hpp"
 #include "kernels/common/numeric.hpp"
 
@@ -17,6 +18,12 @@ enum class IndexWidth { fit, wide };
 
 inline bool uses_int32(const Problem& p, IndexWidth width) {
   return width == IndexWidth::fit && max_fits_int32(p);
+}
+
+// supports() of the variants built on int32 offsets only.
+inline Support int32_offsets_only(const Problem& p) {
+  if (!uses_int32(p, IndexWidth::fit)) return Support::no("size: offsets must fit int32 (int64 is max.gather.stored's)");
+  return Support::yes();
 }
 
 // A leading axis of size 1 whose only tap is its only position: the axis a 1D or 2D problem

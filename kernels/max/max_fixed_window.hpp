@@ -65,6 +65,22 @@ inline std::vector<WindowShape> fixed_window_shapes() {
   return {WindowShape{3, 2, 0, 2}, WindowShape{2, 2, 0, 1}, WindowShape{3, 1, 0, 2}};
 }
 
+// What every fixed-window item (max.gather.fixed.*, max.gather.block.*) reads: listed windows,
+// 16-byte packs of 2-byte or 4-byte elements accumulated in f32 (f64 is max.gather.stored's), and
+// int64 plane or global_row indices compared by their low word. Each variant adds its layout,
+// dims and reach.
+inline Domain fixed_item_domain(std::vector<WindowShape> shapes, Layout layout) {
+  Domain d;
+  d.windows = WindowRule::listed;
+  d.shapes = std::move(shapes);
+  d.layouts = {layout};
+  d.dtypes = {DType::f16, DType::bf16, DType::f32};
+  d.index_formats = {IndexFormat::plane, IndexFormat::global_row};
+  d.index_types = {IndexType::i64};
+  d.contiguous_packs = layout == Layout::channels_last;
+  return d;
+}
+
 // Calls f.template operator()<K, S>() for p's window, one of fixed_window_shapes().
 template <class F>
 void with_fixed_window(const Problem& p, F&& f) {

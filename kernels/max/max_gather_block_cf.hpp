@@ -131,16 +131,10 @@ struct MaxGatherBlockCf {
   // Slabs are 2 D slices by 2 rows by a run of up to 8 along W: D and H odd and even across
   // several slabs, W several runs long with a short last one.
   static Domain domain() {
-    Domain d;
+    Domain d = fixed_item_domain({WindowShape{3, 2, 0, 2}}, Layout::channels_first);
     d.min_dims = 3;
-    d.windows = WindowRule::listed;
-    d.shapes = {WindowShape{3, 2, 0, 2}};
     d.same_pad_parity = true;
     d.trivial_leading = 0;
-    d.layouts = {Layout::channels_first};
-    d.dtypes = {DType::f16, DType::bf16, DType::f32};
-    d.index_formats = {IndexFormat::plane, IndexFormat::global_row};
-    d.index_types = {IndexType::i64};
     d.reach[0] = 6;
     d.reach[1] = 6;
     d.reach[2] = 20;
@@ -148,10 +142,7 @@ struct MaxGatherBlockCf {
     return d;
   }
 
-  static Support supports(const Problem& p) {
-    if (!uses_int32(p, IndexWidth::fit)) return Support::no("size: offsets must fit int32 (int64 is max.gather.stored's)");
-    return Support::yes();
-  }
+  static Support supports(const Problem& p) { return int32_offsets_only(p); }
   static size_t workspace_bytes(const Problem&) { return 0; }
 
   template <class Exec>

@@ -184,17 +184,10 @@ struct MaxGatherBlockCl {
   // 2D strips are 2 rows by 2 * kClStripPairs positions: W well past 2 strips and odd at times,
   // H odd and even, D several slices; C of several packs.
   static Domain domain() {
-    Domain d;
+    Domain d = fixed_item_domain({WindowShape{3, 2, 0, 2}}, Layout::channels_last);
     d.min_dims = 2;
-    d.windows = WindowRule::listed;
-    d.shapes = {WindowShape{3, 2, 0, 2}};
     d.same_pad_parity = true;
     d.trivial_leading = 1;
-    d.layouts = {Layout::channels_last};
-    d.dtypes = {DType::f16, DType::bf16, DType::f32};
-    d.index_formats = {IndexFormat::plane, IndexFormat::global_row};
-    d.index_types = {IndexType::i64};
-    d.contiguous_packs = true;
     d.reach[0] = 5;
     d.reach[1] = 7;
     d.reach[2] = 4 * kClStripPairs + 5;
@@ -202,10 +195,7 @@ struct MaxGatherBlockCl {
     return d;
   }
 
-  static Support supports(const Problem& p) {
-    if (!uses_int32(p, IndexWidth::fit)) return Support::no("size: offsets must fit int32 (int64 is max.gather.stored's)");
-    return Support::yes();
-  }
+  static Support supports(const Problem& p) { return int32_offsets_only(p); }
   static size_t workspace_bytes(const Problem&) { return 0; }
 
   template <class Exec>

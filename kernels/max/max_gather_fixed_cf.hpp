@@ -136,15 +136,9 @@ struct MaxGatherFixedCf {
   // Work items are runs of up to 8 along W on 2 rows: W several runs long with a short last
   // one, H odd and even.
   static Domain domain() {
-    Domain d;
+    Domain d = fixed_item_domain(fixed_window_shapes(), Layout::channels_first);
     d.min_dims = 2;
-    d.windows = WindowRule::listed;
-    d.shapes = fixed_window_shapes();
     d.trivial_leading = 1;
-    d.layouts = {Layout::channels_first};
-    d.dtypes = {DType::f16, DType::bf16, DType::f32};
-    d.index_formats = {IndexFormat::plane, IndexFormat::global_row};
-    d.index_types = {IndexType::i64};
     d.reach[0] = 4;
     d.reach[1] = 7;
     d.reach[2] = 20;
@@ -152,10 +146,7 @@ struct MaxGatherFixedCf {
     return d;
   }
 
-  static Support supports(const Problem& p) {
-    if (!uses_int32(p, IndexWidth::fit)) return Support::no("size: offsets must fit int32 (int64 is max.gather.stored's)");
-    return Support::yes();
-  }
+  static Support supports(const Problem& p) { return int32_offsets_only(p); }
   static size_t workspace_bytes(const Problem&) { return 0; }
 
   template <class Exec>

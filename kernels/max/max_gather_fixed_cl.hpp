@@ -97,16 +97,9 @@ struct MaxGatherFixedCl {
   // One position per work item: C of several packs (up to 8 lanes each), boxes clipped at
   // every edge.
   static Domain domain() {
-    Domain d;
+    Domain d = fixed_item_domain(fixed_window_shapes(), Layout::channels_last);
     d.min_dims = 2;
-    d.windows = WindowRule::listed;
-    d.shapes = fixed_window_shapes();
     d.trivial_leading = 1;
-    d.layouts = {Layout::channels_last};
-    d.dtypes = {DType::f16, DType::bf16, DType::f32};
-    d.index_formats = {IndexFormat::plane, IndexFormat::global_row};
-    d.index_types = {IndexType::i64};
-    d.contiguous_packs = true;
     d.reach[0] = 4;
     d.reach[1] = 6;
     d.reach[2] = 8;
@@ -114,10 +107,7 @@ struct MaxGatherFixedCl {
     return d;
   }
 
-  static Support supports(const Problem& p) {
-    if (!uses_int32(p, IndexWidth::fit)) return Support::no("size: offsets must fit int32 (int64 is max.gather.stored's)");
-    return Support::yes();
-  }
+  static Support supports(const Problem& p) { return int32_offsets_only(p); }
   static size_t workspace_bytes(const Problem&) { return 0; }
 
   template <class Exec>
