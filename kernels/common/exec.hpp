@@ -46,8 +46,14 @@ struct CpuExec {
     if (n <= 0) return;
     const int64_t threads = std::min<int64_t>(std::max(1u, std::thread::hardware_concurrency()),
                                               (n + kMinPerThread - 1) / kMinPerThread);
+    // Every other call walks the index space backwards. A deterministic variant runs twice per
+    // verification and must give the same bits, so an item that writes into another's elements
+    // (a short last item storing past its end, say) is caught whichever way the stray write
+    // points, instead of being overwritten by the rightful item when that one happens to run later.
+    const bool backwards = order_.fetch_add(1, std::memory_order_relaxed) % 2 == 1;
+    const auto at = [&](int64_t i) { return static_cast<Idx>(backwards ? n - 1 - i : i); };
     if (threads <= 1) {
-      for (int64_t i = 0; i < n; ++i) f(static_cast<Idx>(i));
+      for (int64_t i = 0; i < n; ++i) f(at(i));
       return;
     }
     // Interleaved chunks: neighbouring work items run on different threads, so atomic
@@ -57,7 +63,7 @@ struct CpuExec {
     for (int64_t t = 0; t < threads; ++t) {
       pool.emplace_back([&, t] {
         for (int64_t base = t * chunk; base < n; base += threads * chunk)
-          for (int64_t i = base; i < std::min(n, base + chunk); ++i) f(static_cast<Idx>(i));
+          for (int64_t i = base; i < std::min(n, base + chunk); ++i) f(at(i));
       });
     }
     for (auto& th : pool) th.join();
@@ -66,7 +72,10 @@ struct CpuExec {
   void zero(void* p, size_t bytes) const { std::memset(p, 0, bytes); }
 
  private:
-  static constexpr int64_t kMinPerThread = 4096;
+  // Work items per host thread: small enough that fuzz-sized problems of the atomic variants run
+  // on several threads and really race (at 4096, one planted non-atomic add went unseen).
+  static constexpr int64_t kMinPerThread = 1024;
+  static inline std::atomic<uint64_t> order_{0};
 };
 
 #if PG_GPU_COMPILER
