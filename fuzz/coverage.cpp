@@ -109,6 +109,7 @@ std::vector<std::string> observed_tags(const Problem& p, const DataSpec& spec, I
   t.push_back(p.tie == TieRule::first ? "tie=first" : "tie=last");
   t.push_back(p.nan == NanRule::propagate ? "nan=propagate" : "nan=ignore");
   if (inputs == Inputs::dy_and_indices) t.push_back(index_tag(p.index_format, p.index_type));
+  if (spec.kind == DataKind::foreign) t.push_back("foreign indices");
   const WindowFacts f = window_facts(p, make_data(p, spec).x);
   if (f.tie) t.push_back("tie in a window");
   if (f.nan) t.push_back("NaN in a window");
@@ -144,6 +145,7 @@ std::vector<std::string> admitted_tags(const Variant& v) {
   }
   for (const char* s : {"tie=first", "tie=last", "nan=propagate", "nan=ignore", "tie in a window", "NaN in a window"})
     t.push_back(s);
+  if (v.inputs == Inputs::dy_and_indices) t.push_back("foreign indices");
   if (v.inputs == Inputs::dy_and_indices)
     for (IndexFormat f : d.index_formats)
       for (IndexType x : d.index_types)

@@ -121,11 +121,13 @@ rc::Gen<Problem> problem(Op op, const Domain& d) {
   }));
 }
 
-rc::Gen<DataSpec> data_spec() {
-  return rc::gen::exec([] {
+rc::Gen<DataSpec> data_spec(Inputs inputs) {
+  return rc::gen::exec([inputs] {
     DataSpec d;
     d.seed = *rc::gen::inRange<uint64_t>(1, 1u << 30);
-    d.kind = *rc::gen::element(DataKind::ints, DataKind::special, DataKind::real);
+    d.kind = inputs == Inputs::dy_and_indices
+                 ? *rc::gen::element(DataKind::ints, DataKind::special, DataKind::real, DataKind::foreign)
+                 : *rc::gen::element(DataKind::ints, DataKind::special, DataKind::real);
     return d;
   });
 }

@@ -14,6 +14,7 @@
 #include "src/datagen.hpp"
 #include "src/domain.hpp"
 #include "src/problem.hpp"
+#include "src/registry.hpp"
 
 namespace pg {
 
@@ -24,7 +25,8 @@ void showValue(const DataSpec& d, std::ostream& os);
 namespace fuzz {
 
 rc::Gen<Problem> problem(Op op, const Domain& domain);
-rc::Gen<DataSpec> data_spec();
+// Foreign indices only for variants that read stored indices: the others recompute the argmax.
+rc::Gen<DataSpec> data_spec(Inputs inputs);
 
 }  // namespace fuzz
 }  // namespace pg

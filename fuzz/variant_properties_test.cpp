@@ -28,7 +28,7 @@ TEST_P(VariantProperty, MatchesOracle) {
   const bool ok = prop.check(
       [&] {
         const Problem p = *fuzz::problem(v.op, v.domain);
-        const DataSpec spec = *fuzz::data_spec();
+        const DataSpec spec = *fuzz::data_spec(v.inputs);
         const Support s = v.supports(p, b.kind());
         if (!s.ok) prop.discard(s.why);
         RC_TAG(std::to_string(p.dims) + "D", dtype_name(p.dtype));

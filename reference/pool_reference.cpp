@@ -162,7 +162,7 @@ Gradient backward_avg(const Problem& p, const std::vector<double>& dy) {
 }
 
 Gradient backward_max_indices(const Problem& p, const std::vector<double>& dy,
-                              const std::vector<int64_t>& index) {
+                              const std::vector<int64_t>& index, ForeignIndex foreign) {
   Gradient g = empty_gradient(p);
   for_each_output(p, [&](int64_t n, int64_t c, const int64_t* o, int64_t out_at) {
     const std::vector<Tap> taps = inside_taps(p, o);
@@ -174,6 +174,7 @@ Gradient backward_max_indices(const Problem& p, const std::vector<double>& dy,
         return;
       }
     }
+    if (foreign == ForeignIndex::skip) return;
     std::ostringstream e;
     e << "index " << stored << " at output (n=" << n << ", c=" << c << ", pos=" << o[0] << ","
       << o[1] << "," << o[2] << ") is not a tap of its window inside the input";

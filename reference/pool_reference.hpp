@@ -43,10 +43,15 @@ struct BadIndex : std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
-// Routes dy through stored indices. Throws BadIndex naming the output position when an index
-// is not one of its own window's taps inside the input (so nothing is written out of bounds).
+// What to do with an index that is not a tap of its window inside the input: reject (throw
+// BadIndex naming the output position, as `poolgrad backward` wants for a user's file) or skip
+// (route nothing, what every stored-index kernel does; the fuzz's foreign-index data).
+enum class ForeignIndex { reject, skip };
+
+// Routes dy through stored indices; nothing is ever written out of bounds.
+
 Gradient backward_max_indices(const Problem& p, const std::vector<double>& dy,
-                              const std::vector<int64_t>& index);
+                              const std::vector<int64_t>& index, ForeignIndex foreign = ForeignIndex::reject);
 
 // Recomputes each window's argmax from x with the problem's tie and NaN rules.
 Gradient backward_max_recompute(const Problem& p, const std::vector<double>& x,

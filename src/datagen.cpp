@@ -11,12 +11,13 @@ const char* data_kind_name(DataKind k) {
     case DataKind::ints: return "ints";
     case DataKind::special: return "special";
     case DataKind::real: return "real";
+    case DataKind::foreign: return "foreign";
   }
   return "?";
 }
 
 bool parse_data_kind(const std::string& s, DataKind* k) {
-  for (DataKind v : {DataKind::ints, DataKind::special, DataKind::real})
+  for (DataKind v : {DataKind::ints, DataKind::special, DataKind::real, DataKind::foreign})
     if (s == data_kind_name(v)) {
       *k = v;
       return true;
@@ -67,6 +68,31 @@ HostData make_data(const Problem& p, const DataSpec& spec) {
     if (spec.kind == DataKind::special && below(200) == 0) v = below(2) ? INFINITY : NAN;
   }
   return d;
+}
+
+void make_foreign(const Problem& p, const DataSpec& spec, std::vector<int64_t>* index) {
+  std::mt19937_64 rng(spec.seed ^ 0x9e3779b97f4a7c15ull);
+  auto below = [&](uint64_t n) { return static_cast<int64_t>(rng() % n); };
+  const bool window = p.index_format == IndexFormat::window;
+  const bool global = p.index_format == IndexFormat::global_row || p.index_format == IndexFormat::global_col;
+  // Past every position (or every tap number) the format can name, and still inside the type.
+  const int64_t past = window ? std::min<int64_t>(p.taps() + 3, 254) : (global ? p.in_elems() : p.in_plane()) + 5;
+  std::vector<int64_t>& idx = *index;
+  const std::vector<int64_t> original = idx;
+  for (size_t i = 0; i < idx.size(); ++i) {
+    if (idx[i] < 0 || below(4) != 0) continue;  // no tap in the window: keep its marker
+    switch (below(5)) {
+      case 0: idx[i] = -3; break;
+      case 1: idx[i] = past; break;
+      case 2:  // the same position in another (n, c) plane
+        if (global && p.n * p.c > 1) idx[i] += idx[i] + p.in_plane() < p.in_elems() ? p.in_plane() : -p.in_plane();
+        break;
+      case 3:  // low word a tap, high word not 0: an int32 truncation would follow it
+        if (p.index_type == IndexType::i64) idx[i] += int64_t{1} << 32;
+        break;
+      case 4: idx[i] = original[(i + 1 + static_cast<size_t>(below(7))) % original.size()]; break;
+    }
+  }
 }
 
 }  // namespace pg

@@ -14,6 +14,10 @@ enum class DataKind : uint8_t {
   ints,     // small integers: exact sums, frequent ties in x
   special,  // small integers with NaN, -inf and +inf sprinkled into x and rarely into dy
   real,     // uniform reals in [-1, 1), rounded to the dtype
+  // ints, and max pooling's stored indices partly replaced by ones no window produces (negative,
+  // past the tensor, another plane's position, a tap with a nonzero high word, another window's
+  // index): every stored-index kernel must skip an index that is not a tap of its own window.
+  foreign,
 };
 
 struct DataSpec {
@@ -30,5 +34,10 @@ struct HostData {
 };
 
 HostData make_data(const Problem& p, const DataSpec& spec);
+
+// DataKind::foreign: replaces about a quarter of `index` (the oracle's forward indices in p's
+// format and type) with indices no window produces, seeded by spec.seed. Windows without a tap
+// keep their marker.
+void make_foreign(const Problem& p, const DataSpec& spec, std::vector<int64_t>* index);
 
 }  // namespace pg

@@ -278,7 +278,8 @@ Expected compute_expected(const Problem& p, const DataSpec& spec) {
   ref::Gradient g;
   if (p.op == Op::max) {
     e.indices = ref::forward(p, e.data.x).index;
-    g = ref::backward_max_indices(p, e.data.dy, e.indices);
+    if (spec.kind == DataKind::foreign) make_foreign(p, spec, &e.indices);
+    g = ref::backward_max_indices(p, e.data.dy, e.indices, ref::ForeignIndex::skip);
   } else {
     g = ref::backward_avg(p, e.data.dy);
   }
