@@ -76,7 +76,7 @@ struct AvgDirectExactCl {
 
   template <class Exec>
   static void launch(const Exec& ex, const Problem& p, const BwdBuffers& b) {
-    require_aligned_packs(name, b);
+    require_aligned16(name, {{"dy", b.dy}, {"dx", b.dx}});  // 16-byte packs of both
     with_dtype(p.dtype, [&](auto tag) {
       using T = decltype(tag);
       using A = accum_t<T>;

@@ -226,7 +226,7 @@ struct AvgGatherBox3 {
 
   template <class Exec>
   static void launch(const Exec& ex, const Problem& p, const BwdBuffers& b) {
-    require_aligned_packs(name, b);
+    require_aligned16(name, {{"dy", b.dy}, {"dx", b.dx}});  // 16-byte packs of both
     if (p.in_elems() == 0) return;  // an empty batch: nothing to write, and no work items to plan
     with_dtype(p.dtype, [&](auto tag) {
       using T = decltype(tag);

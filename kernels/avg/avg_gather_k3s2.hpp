@@ -218,7 +218,7 @@ struct AvgGatherK3S2 {
 
   template <class Exec>
   static void launch(const Exec& ex, const Problem& p, const BwdBuffers& b) {
-    require_aligned_packs(name, b);
+    require_aligned16(name, {{"dy", b.dy}, {"dx", b.dx}});  // 16-byte packs of both
     with_dtype(p.dtype, [&](auto tag) {
       using T = decltype(tag);
       launch_k3s2<T, int32_t, kVecWidth<T>>(ex, p, static_cast<const T*>(b.dy), static_cast<T*>(b.dx));

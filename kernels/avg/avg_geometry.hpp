@@ -16,6 +16,7 @@
 #include "src/registry.hpp"
 #include "kernels/common/divider.hpp"
 #include "kernels/common/pack.hpp"
+#include "kernels/common/require.hpp"
 #include "kernels/common/pool_geometry.hpp"
 #include "kernels/common/numeric.hpp"
 
@@ -188,13 +189,6 @@ inline bool avg_fits_int32(const Problem& p) {
 template <class T>
 inline constexpr int kVecWidth = static_cast<int>(16 / sizeof(T));
 
-// The packed fast paths (avg.gather.box3, avg.gather.k3s2, avg.direct.exact.*) load and store
-// whole 16-byte packs, so they take dy and dx 16-byte aligned, as the harness allocates them.
-inline void require_aligned_packs(const char* variant, const BwdBuffers& b) {
-  if (reinterpret_cast<uintptr_t>(b.dy) % 16 != 0 || reinterpret_cast<uintptr_t>(b.dx) % 16 != 0)
-    throw Error(std::string(variant) + ": dy and dx must be 16-byte aligned (it loads and stores 16-byte packs)");
-}
-
 // How a fast path that walks planes along D (avg.gather.box3, avg.gather.k3s2) cuts them into
 // runs, one work item per run and per position in the other axes.
 struct PlaneRuns {
@@ -230,7 +224,7 @@ void with_dx_groups(const Problem& p, const BwdBuffers& b, F&& f) {
   constexpr int V = kVecWidth<T>;
   const bool channels_last = p.layout == Layout::channels_last;
   if constexpr (std::is_same_v<Idx, int32_t>) {
-    const bool aligned = reinterpret_cast<uintptr_t>(b.dy) % 16 == 0 && reinterpret_cast<uintptr_t>(b.dx) % 16 == 0;
+    const bool aligned = aligned16(b.dy) && aligned16(b.dx);
     if (aligned && (channels_last ? p.c : p.in[2]) % V == 0) {
       if (channels_last) f(std::true_type{}, std::integral_constant<int, V>{});
       else f(std::false_type{}, std::integral_constant<int, V>{});

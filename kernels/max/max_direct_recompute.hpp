@@ -6,11 +6,11 @@
 
 #include "src/registry.hpp"
 #include "kernels/common/exec.hpp"
+#include "kernels/common/require.hpp"
 #include "kernels/max/max_argmax.hpp"
 #include "kernels/max/max_cell.hpp"
 #include "kernels/max/max_dispatch.hpp"
 #include "kernels/max/max_geometry.hpp"
-#include "kernels/max/max_require.hpp"
 
 namespace pg {
 

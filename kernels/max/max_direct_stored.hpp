@@ -9,7 +9,7 @@
 #include "kernels/max/max_cell.hpp"
 #include "kernels/max/max_dispatch.hpp"
 #include "kernels/max/max_geometry.hpp"
-#include "kernels/max/max_require.hpp"
+#include "kernels/common/require.hpp"
 
 namespace pg {
 

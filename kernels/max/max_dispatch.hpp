@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <initializer_list>
 
+#include "kernels/common/pack.hpp"
 #include "src/problem.hpp"
 #include "src/registry.hpp"
 #include "kernels/max/max_geometry.hpp"
@@ -34,8 +35,6 @@ inline bool leading_axis_trivial(const Problem& p) {
 
 template <class T>
 inline constexpr int vector_lanes = 16 / static_cast<int>(sizeof(T));
-
-inline bool aligned16(const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; }
 
 // Calls f.template operator()<1>() when bit is set, else <0>(): a runtime choice made a
 // template argument, so each dispatcher states its choices once instead of as a ladder.

@@ -18,9 +18,9 @@
 #include "kernels/common/exec.hpp"
 #include "kernels/common/numeric.hpp"
 #include "kernels/common/pack.hpp"
+#include "kernels/common/require.hpp"
 #include "kernels/max/max_dispatch.hpp"
 #include "kernels/max/max_fixed_window.hpp"
-#include "kernels/max/max_require.hpp"
 #include "src/problem.hpp"
 #include "src/registry.hpp"
 

@@ -13,7 +13,7 @@
 #include "kernels/common/pack.hpp"
 #include "kernels/max/max_dispatch.hpp"
 #include "kernels/max/max_fixed_window.hpp"
-#include "kernels/max/max_require.hpp"
+#include "kernels/common/require.hpp"
 #include "src/problem.hpp"
 #include "src/registry.hpp"
 

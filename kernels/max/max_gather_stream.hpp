@@ -15,7 +15,7 @@
 
 #include "src/registry.hpp"
 #include "kernels/max/max_dispatch.hpp"
-#include "kernels/max/max_require.hpp"
+#include "kernels/common/require.hpp"
 #include "kernels/common/plane_stream.hpp"
 
 namespace pg {

@@ -1,4 +1,4 @@
-// What a max variant's launch checks before its body runs. The registry asks supports() first;
+// What a variant's launch checks before its body runs (max and avg alike). The registry asks supports() first;
 // these make a direct call (a test, a tool) on a problem or buffer the body cannot take throw
 // pg::Error naming the variant, instead of running a different body or reading out of bounds.
 #pragma once
@@ -11,7 +11,7 @@
 #include "src/domain.hpp"
 #include "src/problem.hpp"
 #include "src/registry.hpp"
-#include "kernels/max/max_dispatch.hpp"
+#include "kernels/common/pack.hpp"
 
 namespace pg {
 
@@ -22,7 +22,7 @@ void require_supported(const Problem& p) {
   if (!s.ok) throw Error(std::string(V::name) + " does not run " + to_string(p) + ": " + s.why);
 }
 
-// Items that move 16-byte packs of every buffer they name.
+// Bodies that move 16-byte packs of every buffer they name; the harness allocates them so.
 inline void require_aligned16(const char* variant, std::initializer_list<std::pair<const char*, const void*>> buffers) {
   for (const auto& [what, ptr] : buffers)
     if (!aligned16(ptr)) throw Error(std::string(variant) + ": " + what + " is not 16-byte aligned");
