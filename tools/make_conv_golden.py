@@ -338,12 +338,15 @@ def main():
     rng = random.Random(args.seed)
     records, checks, crashed = [], [], 0
     pending = fixed_cases()
-    accepted = refused = 0
+    accepted = refused = tried = 0
     while accepted < args.cases or refused < args.rejected:
+        if crashed > 20:
+            sys.exit("stopping: %d cases raised outside PyTorch's refusals" % crashed)
         if pending:
             case = pending.pop(0)
         elif refused < args.rejected and (accepted >= args.cases or rng.random() < 0.15):
-            case = refused_case(rng, REFUSALS[refused % len(REFUSALS)])
+            case = refused_case(rng, REFUSALS[tried % len(REFUSALS)])  # each kind in turn
+            tried += 1
         else:
             case = random_case(rng)
         try:
