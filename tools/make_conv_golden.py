@@ -59,7 +59,7 @@ def per_axis(v, dims):
 def resolved_pads(case):
     """(begins, ends) per axis as poolgrad pads them: 'same' puts dilation*(kernel-1) in all,
     the smaller half at the begin side; 'valid' nothing."""
-    dims = len(case["sizes"])
+    dims = len(case["kernel_size"])
     if case.get("pads"):
         return case["pads"][:dims], case["pads"][dims:]
     if case["padding"] == "valid":
