@@ -151,7 +151,7 @@ ConvArgs plan_args(const Case& k) {
   return a;
 }
 
-struct Run {
+struct Exit {
   int rc;
   std::string err;  // stderr
 };
@@ -164,7 +164,7 @@ class Scratch {
   ~Scratch() { std::filesystem::remove_all(dir_); }
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
 
-  Run poolgrad(const std::string& arguments) const {
+  Exit poolgrad(const std::string& arguments) const {
     const char* exe = std::getenv("POOLGRAD_EXE");
     EXPECT_NE(exe, nullptr) << "set POOLGRAD_EXE to the poolgrad executable";
     const std::string err = path("stderr.txt");
@@ -212,7 +212,7 @@ std::string check_case(const Case& k, const Scratch& s) {
   if (k.error) {
     write_npy(dy, k.x);  // any file: the options are refused before it is read
     for (const std::string& cmd : {forward, backward}) {
-      const Run r = s.poolgrad(cmd);
+      const Exit r = s.poolgrad(cmd);
       if (r.rc != 2) return "exit " + std::to_string(r.rc) + ", not 2, where PyTorch refuses (" + *k.error + "): " + cmd;
       if (r.err.empty() || r.err.find('\n') != r.err.size() - 1) return "not one line on stderr: '" + r.err + "'";
       if (k.concerns && r.err.find(*k.concerns) == std::string::npos)
@@ -220,7 +220,7 @@ std::string check_case(const Case& k, const Scratch& s) {
     }
     return "";
   }
-  Run r = s.poolgrad(forward);
+  Exit r = s.poolgrad(forward);
   if (r.rc != 0) return "forward exit " + std::to_string(r.rc) + ": " + r.err;
   const ConvPlan plan = plan_conv(plan_args(k), k.x.header.shape, "--input shape", k.w.header);
   const ConvProblem& p = plan.problem;
@@ -312,6 +312,43 @@ TEST(ConvGolden, HandBuiltCasesThroughTheExecutable) {
   const std::vector<Case> cases = hand_built();
   for (size_t i = 0; i < cases.size(); ++i)
     EXPECT_EQ(check_case(cases[i], scratch), "") << "hand-built case " << i << ": " << window_options(cases[i]);
+}
+
+// forward and backward serve pooling and convolution: an option of the other kind, or a
+// pooling padding of 'same', is refused with one line naming it, exit 2.
+TEST(ConvGolden, OptionsOfTheOtherOpAreRefused) {
+  const Scratch s;
+  const Case k = hand_built().front();
+  const std::string x = s.path("x.npy"), w = s.path("w.npy"), dy = s.path("dy.npy"), out = s.path("out.npy");
+  write_npy(x, k.x);
+  write_npy(w, k.w);
+  write_npy(dy, k.dy);
+  const std::string conv_forward = "forward --op conv1d --input " + x + " --weight " + w + " --output " + out;
+  const std::string conv_backward = "backward --op conv1d --weight " + w + " --grad-output " + dy +
+                                    " --input-size 1,1,5 --output " + out;
+  const std::string pool_forward = "forward --op max_pool1d --kernel-size 2 --input " + x + " --output " + out;
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      {conv_forward + " --kernel-size 3", "poolgrad forward: --kernel-size applies to pooling only, not conv1d\n"},
+      {conv_forward + " --ceil-mode", "poolgrad forward: --ceil-mode applies to pooling only, not conv1d\n"},
+      {conv_forward + " --indices-output " + out, "poolgrad forward: --indices-output applies to pooling only, not conv1d\n"},
+      {conv_backward + " --indices " + dy, "poolgrad backward: --indices applies to pooling only, not conv1d\n"},
+      {conv_backward + " --input " + x, "poolgrad backward: --input: conv1d backward-data reads no x; give its shape as --input-size\n"},
+      {conv_backward + " --variant auto",
+       "poolgrad backward: --variant = auto: conv1d runs the oracle only (no convolution variant is registered)\n"},
+      {"forward --op conv1d --input " + x + " --output " + out, "poolgrad forward: --weight is required for conv1d\n"},
+      {pool_forward + " --weight " + w, "poolgrad forward: --weight applies to conv1d..conv3d only, not max_pool1d\n"},
+      {pool_forward + " --groups 1", "poolgrad forward: --groups applies to conv1d..conv3d only, not max_pool1d\n"},
+      {pool_forward + " --padding same",
+       "poolgrad forward: --padding = same applies to conv only; pooling takes integers (or --auto-pad)\n"},
+      {"forward --op max_pool1d --kernel-size 2 --output " + out, "poolgrad forward: --input is required\n"},
+  };
+  for (const auto& [command, says] : refused) {
+    const Exit r = s.poolgrad(command);
+    EXPECT_EQ(r.rc, 2) << command;
+    EXPECT_EQ(r.err, says) << command;
+  }
+  EXPECT_EQ(s.poolgrad(conv_forward + " --padding valid --groups 1").rc, 0);
+  EXPECT_EQ(s.poolgrad(pool_forward + " --padding 1").rc, 0);
 }
 
 TEST(ConvGolden, EveryPyTorchCaseAgrees) {
