@@ -11,7 +11,7 @@ void add_problem_options(CLI::App* cmd, PoolCommandOptions& o) {
   cmd->add_option("--op", a.op, "max_pool1d..3d|avg_pool1d..3d|conv1d..3d")->required();
   cmd->add_option("--kernel-size", a.kernel_size, "K or K,K[,K] (pooling, required): one value applies to every axis")
       ->delimiter(',');
-  cmd->add_option("--stride", a.stride, "S[,S..] (default: kernel size)")->delimiter(',');
+  cmd->add_option("--stride", a.stride, "S[,S..] (default: pooling the kernel size, conv 1)")->delimiter(',');
   cmd->add_option("--padding", o.padding, "P[,P..]: symmetric padding; conv also same|valid")->delimiter(',');
   cmd->add_option("--pads", a.pads, "B..,E..: every begin, then every end (ONNX)")->delimiter(',');
   cmd->add_option("--auto-pad", a.auto_pad, "SAME_UPPER|SAME_LOWER|VALID (ONNX)");
@@ -52,8 +52,8 @@ int backward(const PoolCommandOptions& o) {
 }  // namespace
 
 void add_pool_commands(CLI::App& app, PoolCommandOptions& opts) {
-  opts.forward = app.add_subcommand("forward", "pooled output (and max indices) of one problem, by the oracle");
-  opts.backward = app.add_subcommand("backward", "input gradient of one problem, by the oracle or a variant");
+  opts.forward = app.add_subcommand("forward", "output of one pooling (and max indices) or conv problem, by the oracle");
+  opts.backward = app.add_subcommand("backward", "input gradient of one pooling problem (oracle or a variant) or conv problem (oracle)");
   add_problem_options(opts.forward, opts);
   add_problem_options(opts.backward, opts);
   opts.forward->add_option("--indices-output", opts.indices_output, "idx.npy: max indices in the profile's format");
