@@ -1,8 +1,10 @@
-// `poolgrad forward` and `poolgrad backward`: one pooling problem on .npy files.
+// The subcommands beyond devices/variants/check/replay: `poolgrad forward` and `poolgrad backward`
+// (one pooling problem on .npy files), `poolgrad bench` and `poolgrad select`.
 #pragma once
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
 #include "src/pool_run.hpp"
 
@@ -15,12 +17,52 @@ struct PoolCommandOptions {
   std::string count_include_pad;  // "true" or "false"; empty: the profile's default
   int64_t divisor_override = 0;
   std::string input, grad_output, indices, output, indices_output;
+  std::string selection;  // --selection: asked first by --variant auto
 };
+
+// The problem options forward and backward share (--op, --kernel-size, ... --layout), required.
+void add_problem_options(CLI::App* cmd, PoolCommandOptions& opts);
+// After parsing: moves --count-include-pad and --divisor-override into opts.args.
+void finish_pool_args(const CLI::App* cmd, PoolCommandOptions& opts);
 
 void add_pool_commands(CLI::App& app, PoolCommandOptions& opts);
 
 // Runs whichever of forward/backward was parsed; 0 on success, 2 on invalid input (with one
 // line on stderr).
 int run_pool_command(CLI::App& app, PoolCommandOptions& opts);
+
+// A problem without files, as `poolgrad bench` and `poolgrad select --explain` take it: the
+// problem options plus --input-size N,C,spatial... and --dtype. Not required: bench runs a suite
+// when --op is absent.
+struct SizedProblemOptions {
+  PoolCommandOptions pool;
+  std::vector<int64_t> input_size;
+  std::string dtype = "float32";
+};
+void add_sized_problem_options(CLI::App* cmd, SizedProblemOptions& opts);
+bool sized_problem_given(const CLI::App* cmd);
+// Throws InvalidInput naming the parameter.
+Problem sized_problem(const CLI::App* cmd, SizedProblemOptions& opts);
+
+struct BenchCommandOptions {
+  CLI::App* cmd = nullptr;
+  SizedProblemOptions problem;
+  std::string backend = "gpu", suite, rows_file, variants_regex, variant, selection, out, label = "custom";
+  double min_time = 0.2;
+  int64_t batch = 0, channels = 0;
+  bool list = false, json = false;
+};
+void add_bench_command(CLI::App& app, BenchCommandOptions& opts);
+int run_bench_command(BenchCommandOptions& opts, int argc, char** argv);
+
+struct SelectCommandOptions {
+  CLI::App* cmd = nullptr;
+  SizedProblemOptions problem;
+  std::vector<std::string> reports;
+  std::string out, selection, backend = "gpu";
+  bool explain = false;
+};
+void add_select_command(CLI::App& app, SelectCommandOptions& opts);
+int run_select_command(SelectCommandOptions& opts);
 
 }  // namespace pg

@@ -1,10 +1,10 @@
 #include <cstdio>
 
+#include "src/auto_variant.hpp"
 #include "src/invalid_input.hpp"
 #include "src/cli/commands.hpp"
 
 namespace pg {
-namespace {
 
 void add_problem_options(CLI::App* cmd, PoolCommandOptions& o) {
   PoolArgs& a = o.args;
@@ -22,6 +22,16 @@ void add_problem_options(CLI::App* cmd, PoolCommandOptions& o) {
   cmd->add_option("--divisor-override", o.divisor_override, "N: divide every average window by N");
   cmd->add_option("--profile", a.profile, "pytorch (default), onnx, cudnn, miopen, onednn, ck");
   cmd->add_option("--layout", a.layout, "NCHW (default) or NHWC: channels first or last, any dims");
+}
+
+void finish_pool_args(const CLI::App* cmd, PoolCommandOptions& opts) {
+  if (!opts.count_include_pad.empty()) opts.args.count_include_pad = opts.count_include_pad == "true";
+  if (cmd->count("--divisor-override")) opts.args.divisor_override = opts.divisor_override;
+}
+
+namespace {
+
+void add_file_options(CLI::App* cmd, PoolCommandOptions& o) {
   cmd->add_option("--input", o.input, "x.npy: (N, C, spatial...) or (C, spatial...)")->required();
   cmd->add_option("--output", o.output, "where the result .npy goes")->required();
 }
@@ -54,21 +64,24 @@ int backward(const PoolCommandOptions& o) {
 void add_pool_commands(CLI::App& app, PoolCommandOptions& opts) {
   opts.forward = app.add_subcommand("forward", "pooled output (and max indices) of one problem, by the oracle");
   opts.backward = app.add_subcommand("backward", "input gradient of one problem, by the oracle or a variant");
-  add_problem_options(opts.forward, opts);
-  add_problem_options(opts.backward, opts);
+  for (CLI::App* cmd : {opts.forward, opts.backward}) {
+    add_problem_options(cmd, opts);
+    add_file_options(cmd, opts);
+  }
   opts.forward->add_option("--indices-output", opts.indices_output, "idx.npy: max indices in the profile's format");
   opts.backward->add_option("--grad-output", opts.grad_output, "dy.npy, shaped like the output")->required();
   opts.backward->add_option("--indices", opts.indices, "idx.npy: route dy through these instead of recomputing");
   opts.backward->add_option("--variant", opts.args.variant, "oracle (default), auto, or a registered variant's name");
+  opts.backward->add_option("--selection", opts.selection, "selection.json (poolgrad select) that --variant auto reads first");
   opts.forward->add_option("--variant", opts.args.variant, "oracle (the only forward)");
 }
 
 int run_pool_command(CLI::App&, PoolCommandOptions& opts) {
-  if (!opts.count_include_pad.empty()) opts.args.count_include_pad = opts.count_include_pad == "true";
   const CLI::App* cmd = opts.forward->parsed() ? opts.forward : opts.backward;
-  if (cmd->count("--divisor-override")) opts.args.divisor_override = opts.divisor_override;
+  finish_pool_args(cmd, opts);
   const std::string name = cmd == opts.forward ? "forward" : "backward";
   try {
+    set_selection_file(opts.selection);
     return cmd == opts.forward ? forward(opts) : backward(opts);
   } catch (const InvalidInput& e) {
     std::fprintf(stderr, "poolgrad %s: %s\n", name.c_str(), e.what());
