@@ -8,6 +8,11 @@ Problem bench_problem(const PoolArgs& args, const std::vector<int64_t>& input_si
   if (input_size.size() < 3 || input_size.size() > 5)
     throw InvalidInput("--input-size has " + std::to_string(input_size.size()) +
                        " values; it takes N,C and 1 to 3 spatial sizes");
+  // The rank must say N and C: an unbatched size would be read as (C, spatial...).
+  const size_t dims = args.op.size() == 10 && args.op[8] >= '1' && args.op[8] <= '3' ? args.op[8] - '0' : 0;
+  if (dims && input_size.size() != dims + 2)
+    throw InvalidInput("--input-size has " + std::to_string(input_size.size()) + " values; " + args.op +
+                       " takes N,C and " + std::to_string(dims) + " spatial sizes");
   NpyHeader header;
   header.type = npy_type_of(dtype);
   header.shape = input_size;
@@ -15,11 +20,7 @@ Problem bench_problem(const PoolArgs& args, const std::vector<int64_t>& input_si
     header.shape.erase(header.shape.begin() + 1);
     header.shape.push_back(input_size[1]);
   }
-  const PoolPlan plan = plan_pool(args, header);
-  if (plan.unbatched)
-    throw InvalidInput("--input-size has " + std::to_string(input_size.size()) + " values; " + args.op +
-                       " takes N,C and " + std::to_string(plan.problem.dims) + " spatial sizes");
-  return plan.problem;
+  return plan_pool(args, header).problem;
 }
 
 }  // namespace pg::bench

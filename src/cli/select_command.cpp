@@ -3,6 +3,7 @@
 // `poolgrad select --explain PROBLEM-OPTIONS`: which variant --variant auto picks, and why.
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "bench/report_runs.hpp"
@@ -14,12 +15,47 @@
 namespace pg {
 namespace {
 
+// Issue 16's bar: on every row, the variant auto picks is within 3% of the row's measured best.
+constexpr double kAutoTolerancePct = 3.0;
+
 std::string read_report(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InvalidInput("report " + path + " cannot be read");
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+// What --variant auto gets on each measured row: the first variant of its class's ranking that
+// ran on the row (on the device that ran it, the one supports() admits), against the row's best.
+void report_rows_against_best(const std::vector<SelectionEntry>& entries, const std::vector<TimedRun>& runs) {
+  std::map<std::string, const SelectionEntry*> by_key;
+  for (const SelectionEntry& e : entries) by_key[e.key] = &e;
+  std::map<std::string, std::map<std::string, double>> rows;  // row -> variant -> ms
+  std::map<std::string, std::string> row_class;
+  for (const TimedRun& r : runs) {
+    double& ms = rows[r.row][r.variant];
+    ms = ms > 0 ? std::min(ms, r.ms) : r.ms;
+    row_class[r.row] = problem_class(r.problem);
+  }
+  int within = 0;
+  for (const auto& [row, times] : rows) {
+    double best = 1e300;
+    std::string fastest;
+    for (const auto& [variant, ms] : times)
+      if (ms < best) best = ms, fastest = variant;
+    for (const RankedVariant& r : by_key.at(row_class[row])->ranking) {
+      const auto it = times.find(r.variant);
+      if (it == times.end()) continue;
+      const double behind = 100.0 * (it->second / best - 1.0);
+      if (behind <= kAutoTolerancePct) ++within;
+      else
+        std::printf("  row %s: auto picks %s, %.1f%% behind %s\n", row.c_str(), r.variant.c_str(), behind, fastest.c_str());
+      break;
+    }
+  }
+  std::printf("auto's pick is within %.0f%% of the row's fastest on %d of %zu rows\n", kAutoTolerancePct, within,
+              rows.size());
 }
 
 int explain(SelectCommandOptions& o) {
@@ -60,6 +96,7 @@ int select(SelectCommandOptions& o) {
                   100.0 * (best.worst_slowdown - 1.0));
   }
   std::printf("%zu classes from %zu timed runs\n", entries.size(), runs.size());
+  report_rows_against_best(entries, runs);
   if (!o.out.empty()) {
     std::vector<std::string> list(o.reports.begin(), o.reports.end());
     std::ofstream out(o.out);
