@@ -15,7 +15,10 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i)
     if (std::strncmp(argv[i], "--backend=", 10) == 0) which = argv[i] + 10;
   std::string command;
-  for (int i = 0; i < argc; ++i) command += (i ? " " : "") + std::string(argv[i]);
+  for (int i = 0; i < argc; ++i) {
+    if (i) command += ' ';
+    command += argv[i];
+  }
   benchmark::Initialize(&argc, argv);
   const pg::BackendKind kind = which == "gpu" ? pg::BackendKind::gpu : pg::BackendKind::cpu;
   std::string why;

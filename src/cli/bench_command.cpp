@@ -146,7 +146,10 @@ int run(BenchCommandOptions& o, int argc, char** argv) {
   const BackendKind kind = o.backend == "gpu" ? BackendKind::gpu : BackendKind::cpu;
 
   std::string command;
-  for (int i = 0; i < argc; ++i) command += (i ? " " : "") + std::string(argv[i]);
+  for (int i = 0; i < argc; ++i) {
+    if (i) command += ' ';
+    command += argv[i];
+  }
   std::vector<std::string> flags{"poolgrad-bench", "--benchmark_min_time=" + std::to_string(o.min_time)};
   if (!o.out.empty()) {
     flags.push_back("--benchmark_out=" + o.out);
