@@ -7,6 +7,7 @@ Run by meson test (suite cpu) with POOLGRAD_EXE set to the built poolgrad.
 """
 import json
 import os
+import struct
 import subprocess
 import sys
 import tempfile
@@ -25,6 +26,13 @@ def run(*args, expect=0):
 def check(cond, what):
     if not cond:
         failures.append(what)
+
+
+def write_npy_f32(path, shape, values):
+    header = "{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }" % "".join(f"{d}, " for d in shape)
+    header += " " * (63 - (10 + len(header)) % 64) + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + struct.pack(f"<{len(values)}f", *values))
 
 
 def main():
@@ -83,6 +91,26 @@ def main():
                                  env={**os.environ, "POOLGRAD_SELECTION": selection}).stdout
     check(f"selection {selection} ranks" in env_explain, "POOLGRAD_SELECTION was not read")
     run("check", "--variant", "auto", "--selection", selection)
+
+    # backward --variant auto reads --selection too; a file that is not a selection is refused by name.
+    x, dy = os.path.join(tmp, "x.npy"), os.path.join(tmp, "dy.npy")
+    write_npy_f32(x, (1, 1, 8, 8), [float((i * 7) % 11) for i in range(64)])
+    write_npy_f32(dy, (1, 1, 4, 4), [1.0] * 16)
+    backward = ["backward", "--op", "max_pool2d", "--kernel-size", "2", "--input", x, "--grad-output", dy,
+                "--output", os.path.join(tmp, "dx.npy"), "--variant", "auto"]
+    run(*backward, "--selection", selection)
+    bad = run(*backward, "--selection", report, expect=2)
+    check("not a poolgrad-selection" in bad.stderr, f"backward with a report as --selection: {bad.stderr!r}")
+
+    rows_file = os.path.join(tmp, "rows.txt")
+    with open(rows_file, "w") as f:
+        f.write("# mine\nmy stem: --op max_pool2d --input-size 2,8,30,30 --kernel-size 3 --stride 2 --padding 1 --layout NHWC\n")
+    listed = run("bench", "--rows", rows_file, "--list").stdout.splitlines()
+    check(listed == ["my stem: maxpool2d_bwd (2, 8, 30, 30) k3s2p1 CL float32 idx=int64"], f"--rows listed {listed}")
+    with open(rows_file, "a") as f:
+        f.write("bad: --op max_pool2d --input-size 2,8,30,30 --kernel-size 3 --padding 2\n")
+    bad = run("bench", "--rows", rows_file, "--list", expect=2)
+    check("line 3" in bad.stderr and "padding" in bad.stderr, f"bad rows file line: {bad.stderr!r}")
 
     bad = run("bench", "--suite", "nope", "--list", expect=2)
     check(bad.stderr.count("\n") == 1 and "--suite" in bad.stderr, f"bad --suite: {bad.stderr!r}")

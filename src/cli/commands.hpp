@@ -59,7 +59,7 @@ struct SelectCommandOptions {
   CLI::App* cmd = nullptr;
   SizedProblemOptions problem;
   std::vector<std::string> reports;
-  std::string out, selection, backend = "gpu";
+  std::string out, selection, backend;  // backend empty: the GPU when one is found, else the CPU
   bool explain = false;
 };
 void add_select_command(CLI::App& app, SelectCommandOptions& opts);

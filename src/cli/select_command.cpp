@@ -63,9 +63,12 @@ int explain(SelectCommandOptions& o) {
   if (!sized_problem_given(o.cmd)) throw InvalidInput("--explain needs a problem: --op ... --input-size ... --kernel-size ...");
   const Problem p = sized_problem(o.cmd, o.problem);
   set_selection_file(o.selection);
-  const BackendKind kind = o.backend == "gpu" ? BackendKind::gpu : BackendKind::cpu;
+  std::string backend = o.backend, why_cpu;
+  if (backend.empty()) backend = gpu_count(&why_cpu) > 0 ? "gpu" : "cpu";
+  const BackendKind kind = backend == "gpu" ? BackendKind::gpu : BackendKind::cpu;
   const AutoChoice c = choose_auto_variant(p, kind);
-  std::printf("problem: %s\nbackend: %s\n%s", to_string(p).c_str(), o.backend.c_str(), c.why.c_str());
+  std::printf("problem: %s\nbackend: %s%s\n%s", to_string(p).c_str(), backend.c_str(),
+              why_cpu.empty() ? "" : (" (no GPU: " + why_cpu + ")").c_str(), c.why.c_str());
   return c.variant ? 0 : 1;
 }
 
@@ -115,7 +118,7 @@ void add_select_command(CLI::App& app, SelectCommandOptions& o) {
   o.cmd->add_option("--out", o.out, "selection.json: the table, for --selection or POOLGRAD_SELECTION");
   o.cmd->add_flag("--explain", o.explain, "say which variant --variant auto picks for the problem given, and why");
   o.cmd->add_option("--selection", o.selection, "with --explain: selection.json asked before the built-in table");
-  o.cmd->add_option("--backend", o.backend, "with --explain: gpu (default) or cpu")->check(CLI::IsMember({"cpu", "gpu"}));
+  o.cmd->add_option("--backend", o.backend, "with --explain: gpu or cpu (default: gpu when one is found)")->check(CLI::IsMember({"cpu", "gpu"}));
   add_sized_problem_options(o.cmd, o.problem);
 }
 
