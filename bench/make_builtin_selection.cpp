@@ -24,13 +24,13 @@ int main(int argc, char** argv) {
       text << in.rdbuf();
       std::string name = argv[i];
       name = name.substr(name.rfind('/') + 1);
-      std::vector<std::string> unknown;
-      for (pg::TimedRun& r : pg::bench::report_runs(text.str(), name, &unknown)) runs.push_back(std::move(r));
-      if (!unknown.empty()) {
+      pg::bench::ReportRuns report = pg::bench::report_runs(text.str(), name);
+      if (!report.unknown.empty()) {
         std::fprintf(stderr, "make_builtin_selection: %s: %zu runs name no known problem, first: %s\n", argv[i],
-                     unknown.size(), unknown[0].c_str());
+                     report.unknown.size(), report.unknown[0].c_str());
         return 1;
       }
+      for (pg::TimedRun& r : report.runs) runs.push_back(std::move(r));
       sources.push_back(name);
     }
     std::string source_list;

@@ -17,11 +17,12 @@ double to_ms(double t, const std::string& unit) {
 
 }  // namespace
 
-std::vector<TimedRun> report_runs(const std::string& text, const std::string& source, std::vector<std::string>* unknown) {
+ReportRuns report_runs(const std::string& text, const std::string& source) {
   const nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
   if (doc.is_discarded() || !doc.is_object() || !doc.contains("benchmarks") || !doc["benchmarks"].is_array())
     throw InvalidInput("report " + source + " is not a Google Benchmark JSON report (poolgrad bench --out)");
-  std::vector<TimedRun> runs;
+  ReportRuns out;
+  if (doc.contains("context") && doc["context"].is_object()) out.device = doc["context"].value("device", "");
   const std::vector<Row> baseline = baseline_rows();
   for (const auto& b : doc["benchmarks"]) {
     if (b.value("run_type", "iteration") == "aggregate" || b.value("error_occurred", false)) continue;
@@ -42,13 +43,13 @@ std::vector<TimedRun> report_runs(const std::string& text, const std::string& so
           found = true;
         }
       if (!found) {
-        if (unknown) unknown->push_back(name);
+        out.unknown.push_back(name);
         continue;
       }
     }
-    runs.push_back(std::move(r));
+    out.runs.push_back(std::move(r));
   }
-  return runs;
+  return out;
 }
 
 }  // namespace pg::bench

@@ -5,16 +5,6 @@
 namespace pg::bench {
 namespace {
 
-const char* torch_dtype_name(DType t) {
-  switch (t) {
-    case DType::f16: return "float16";
-    case DType::bf16: return "bfloat16";
-    case DType::f32: return "float32";
-    case DType::f64: return "float64";
-  }
-  return "?";
-}
-
 Row row(Op op, std::vector<int64_t> dims, int64_t k, int64_t stride, int64_t pad, bool ceil, bool channels_last,
         DType dtype, Divisor divisor) {
   Problem p;
@@ -38,6 +28,16 @@ Row row(Op op, std::vector<int64_t> dims, int64_t k, int64_t stride, int64_t pad
 }
 
 }  // namespace
+
+const char* torch_dtype_name(DType t) {
+  switch (t) {
+    case DType::f16: return "float16";
+    case DType::bf16: return "bfloat16";
+    case DType::f32: return "float32";
+    case DType::f64: return "float64";
+  }
+  return "?";
+}
 
 std::string describe_row(const Problem& p) {
   std::string name = std::string(p.op == Op::max ? "maxpool" : "avgpool") + std::to_string(p.dims) + "d_bwd (" +

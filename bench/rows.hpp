@@ -18,6 +18,9 @@ struct Row {
   std::string label;  // the network and layer; empty in the baseline suite, whose names are the shapes alone
 };
 
+// PyTorch's name of a dtype ("float32", "bfloat16"): row names and --list --json use it.
+const char* torch_dtype_name(DType t);
+
 // A row named from its label and problem.
 Row make_row(const std::string& label, const Problem& p);
 

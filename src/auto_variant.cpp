@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
-#include <memory>
+#include <optional>
 #include <sstream>
 #include <vector>
 
@@ -37,24 +37,23 @@ Layer make_layer(const std::string& text, const std::string& source) {
 
 std::string g_selection_file;
 
-// Read once per process (and again after set_selection_file).
+// Read once per process (and again after set_selection_file names another file).
 const std::vector<Layer>& layers() {
-  static std::unique_ptr<std::vector<Layer>> cached;
-  static std::string cached_for = "\x01";
-  if (cached && cached_for == g_selection_file) return *cached;
-  auto all = std::make_unique<std::vector<Layer>>();
-  if (!g_selection_file.empty())
-    all->push_back(make_layer(read_text(g_selection_file, "--selection"), g_selection_file));
+  static std::vector<Layer> cached;
+  static std::optional<std::string> cached_for;
+  if (cached_for == g_selection_file) return cached;
+  std::vector<Layer> all;
+  if (!g_selection_file.empty()) all.push_back(make_layer(read_text(g_selection_file, "--selection"), g_selection_file));
   if (const char* env = std::getenv("POOLGRAD_SELECTION")) {
     std::stringstream paths(env);
     std::string path;
     while (std::getline(paths, path, ':'))
-      if (!path.empty()) all->push_back(make_layer(read_text(path, "POOLGRAD_SELECTION"), path));
+      if (!path.empty()) all.push_back(make_layer(read_text(path, "POOLGRAD_SELECTION"), path));
   }
-  all->push_back(make_layer(kBuiltinSelectionJson, std::string("built-in (") + kBuiltinSelectionSource + ")"));
+  all.push_back(make_layer(kBuiltinSelectionJson, std::string("built-in (") + kBuiltinSelectionSource + ")"));
   cached = std::move(all);
   cached_for = g_selection_file;
-  return *cached;
+  return cached;
 }
 
 std::string ranking_text(const SelectionEntry& e) {

@@ -78,16 +78,6 @@ std::vector<Row> chosen_rows(BenchCommandOptions& o) {
   return rows;
 }
 
-const char* torch_dtype(DType t) {
-  switch (t) {
-    case DType::f16: return "float16";
-    case DType::bf16: return "bfloat16";
-    case DType::f32: return "float32";
-    case DType::f64: return "float64";
-  }
-  return "?";
-}
-
 // The rows as bench/pytorch_baseline.py reads them: PyTorch's own parameter names.
 void print_rows_json(const std::vector<Row>& rows) {
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
@@ -106,7 +96,7 @@ void print_rows_json(const std::vector<Row>& rows) {
                                 {"kernel_size", kernel}, {"stride", stride}, {"padding", pad_begin},
                                 {"pad_end", pad_end}, {"dilation", dilation}, {"ceil_mode", p.ceil_mode},
                                 {"layout", p.layout == Layout::channels_first ? "NCHW" : "NHWC"},
-                                {"dtype", torch_dtype(p.dtype)}};
+                                {"dtype", bench::torch_dtype_name(p.dtype)}};
     if (p.op == Op::avg) {
       j["divisor"] = divisor_name(p.divisor);
       j["count_include_pad"] = p.divisor == Divisor::include_pad;
@@ -138,7 +128,7 @@ int run(BenchCommandOptions& o, int argc, char** argv) {
   }
   if (!o.variant.empty() && o.variant != "auto" && !find_variant(o.variant))
     throw InvalidInput("--variant = " + o.variant + " is not registered (see poolgrad variants)");
-  if (o.out.empty() == false) {
+  if (!o.out.empty()) {
     std::ofstream probe(o.out);
     if (!probe) throw InvalidInput("--out = " + o.out + " cannot be written");
   }

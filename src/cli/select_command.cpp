@@ -76,10 +76,17 @@ int select(SelectCommandOptions& o) {
   if (o.reports.empty()) throw InvalidInput("no REPORT.json given (poolgrad bench --out writes one)");
   if (sized_problem_given(o.cmd)) throw InvalidInput("problem options go with --explain");
   std::vector<TimedRun> runs;
+  std::string device, device_source;
   for (const std::string& path : o.reports) {
-    std::vector<std::string> unknown;
-    for (TimedRun& r : bench::report_runs(read_report(path), path, &unknown)) runs.push_back(std::move(r));
-    for (const std::string& u : unknown)
+    bench::ReportRuns report = bench::report_runs(read_report(path), path);
+    // A class ranks variants against each other on one device; two devices' times do not compare.
+    if (!device_source.empty() && report.device != device)
+      throw InvalidInput("report " + path + " ran on '" + report.device + "', " + device_source + " on '" + device +
+                         "': select one device's reports at a time");
+    device = report.device;
+    device_source = path;
+    for (TimedRun& r : report.runs) runs.push_back(std::move(r));
+    for (const std::string& u : report.unknown)
       std::fprintf(stderr, "poolgrad select: %s: '%s' names no problem (no problem label, no known row): left out\n",
                    path.c_str(), u.c_str());
   }
