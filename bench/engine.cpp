@@ -3,9 +3,11 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <memory>
+#include <optional>
 
 #include "src/copy.hpp"
 #include "src/registry.hpp"
@@ -17,6 +19,7 @@ namespace {
 std::unique_ptr<Backend> g_backend;
 double g_copy_gbps = 0;  // hipMemcpy device-to-device, bytes read + written
 size_t g_copy_bytes = 0;
+std::optional<std::chrono::steady_clock::time_point> g_deadline;
 
 // The ceiling's copy: 1 GiB on a GPU, far beyond L2; 64 MiB on the CPU, whose run is a smoke test.
 constexpr size_t kGpuCopyBytes = size_t{1} << 30;
@@ -121,6 +124,11 @@ std::shared_ptr<const Expected> full_inputs(const Row& row, const DataSpec& spec
 void bench_variant(benchmark::State& state, const Variant* v, Row row) {
   Backend& b = *g_backend;
   const DataSpec spec{7, DataKind::real};
+  if (g_deadline && std::chrono::steady_clock::now() > *g_deadline) {
+    state.SkipWithError("not run: the time budget (--max-seconds) was spent");
+    for (auto _ : state) {}
+    return;
+  }
   if (row.problem.op == Op::max && row.problem.index_format != IndexFormat::plane) {
     state.SkipWithError("benchmark rows replicate per-plane indices; this row's format is not plane");
     for (auto _ : state) {}
@@ -210,6 +218,13 @@ int register_rows(const std::vector<Row>& rows, const std::function<bool(const V
       ++count;
     }
   return count;
+}
+
+void set_time_budget(double seconds) {
+  if (seconds > 0)
+    g_deadline = std::chrono::steady_clock::now() +
+                 std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
+  else g_deadline.reset();
 }
 
 void run_registered(bool progress, int total) {

@@ -36,6 +36,10 @@ void register_copy_benchmarks();
 // sample). Returns how many benchmarks were registered.
 int register_rows(const std::vector<Row>& rows, const std::function<bool(const Variant&, const Row&)>& wanted);
 
+// After this many seconds from now, benchmarks not yet started are skipped with that reason (so
+// the report stays whole when a device call has a time limit). 0: no limit.
+void set_time_budget(double seconds);
+
 // Runs what was registered. With `progress`, one line per finished benchmark goes to stderr
 // ("[k/n] name: ms, % of copy") instead of Google Benchmark's console table.
 void run_registered(bool progress, int total);

@@ -78,7 +78,7 @@ def main():
         for e in sorted(entries, key=lambda e: e["ms"]):
             out.append(f"| {row} | `{e['variant']}` | {e['ms']:.3f} | {e['gbs']:.0f} | {e['pct']:.1f} |")
     if errors:
-        out.append("\n## Not timed (failed verification)\n")
+        out.append("\n## Not timed (failed verification, or not started within --max-seconds)\n")
         for name, msg in errors:
             out.append(f"- `{name}`: {msg}")
     print("\n".join(out))

@@ -119,6 +119,7 @@ int run(BenchCommandOptions& o, int argc, char** argv) {
     return 0;
   }
   if (o.json) throw InvalidInput("--json applies to --list (the report is JSON: --out FILE)");
+  if (o.max_seconds < 0) throw InvalidInput("--max-seconds = " + std::to_string(o.max_seconds) + " must be >= 0");
   if (!(o.min_time > 0)) throw InvalidInput("--min-time = " + std::to_string(o.min_time) + " must be > 0 seconds");
   std::regex filter;
   try {
@@ -165,6 +166,7 @@ int run(BenchCommandOptions& o, int argc, char** argv) {
                        " rows on the " + o.backend + " backend");
   std::fprintf(stderr, "%zu rows, %d variant x row benchmarks, min time %g s each%s\n", rows.size(), timed, o.min_time,
                o.out.empty() ? "" : (", report: " + o.out).c_str());
+  bench::set_time_budget(o.max_seconds);
   bench::run_registered(true, timed + 2);
   benchmark::Shutdown();
   return 0;
@@ -185,6 +187,7 @@ void add_bench_command(CLI::App& app, BenchCommandOptions& o) {
   o.cmd->add_option("--variant", o.variant, "auto (the variant --variant auto picks for each row) or one name");
   o.cmd->add_option("--selection", o.selection, "selection.json that --variant auto reads first");
   o.cmd->add_option("--min-time", o.min_time, "seconds each benchmark runs at least (default 0.2)");
+  o.cmd->add_option("--max-seconds", o.max_seconds, "S: benchmarks not started S seconds after the copy are skipped, named in the report");
   o.cmd->add_option("--out", o.out, "FILE.json: the report, Google Benchmark's JSON with the run's context");
   o.cmd->add_flag("--list", o.list, "print the rows instead of timing them");
   o.cmd->add_flag("--json", o.json, "with --list: the rows as JSON (bench/pytorch_baseline.py reads it)");

@@ -49,6 +49,7 @@ struct BenchCommandOptions {
   SizedProblemOptions problem;
   std::string backend = "gpu", suite, rows_file, variants_regex, variant, selection, out, label = "custom";
   double min_time = 0.2;
+  double max_seconds = 0;
   int64_t batch = 0, channels = 0;
   bool list = false, json = false;
 };
