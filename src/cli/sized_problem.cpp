@@ -30,6 +30,9 @@ bool sized_problem_given(const CLI::App* cmd) { return cmd->count("--op") > 0; }
 
 Problem sized_problem(const CLI::App* cmd, SizedProblemOptions& o) {
   finish_pool_args(cmd, o.pool);
+  if (is_conv_op(o.pool.args.op))
+    throw InvalidInput("--op = " + o.pool.args.op + ": bench and select time pooling variants (no conv variant is registered)");
+  take_pooling_padding(o.pool);
   if (o.input_size.empty()) throw InvalidInput("--input-size is required with --op (N,C,spatial...)");
   return bench::bench_problem(o.pool.args, o.input_size, parse_dtype(o.dtype));
 }
