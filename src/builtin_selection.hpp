@@ -1,4 +1,4 @@
-// The built-in selection table: generated at build time by src/tools/make_builtin_selection.cpp
+// The built-in selection table: generated at build time by bench/make_builtin_selection.cpp
 // from the latest committed H100 pool_bench report of each suite (bench/latest_reports.py).
 #pragma once
 

@@ -10,7 +10,7 @@
 // bucket do not enter: every variant walks (n, c) planes the same way.
 //
 // This file depends only on the problem description, so the build's generator of the built-in
-// table (src/tools/make_builtin_selection.cpp) links it without the kernels.
+// table (bench/make_builtin_selection.cpp) links it without the kernels.
 #pragma once
 
 #include <string>
