@@ -59,9 +59,9 @@ const std::vector<Layer>& layers() {
 std::string ranking_text(const SelectionEntry& e) {
   std::string s;
   for (const RankedVariant& r : e.ranking) {
-    char buf[160];
-    std::snprintf(buf, sizeof buf, "%s%s %.3fx on %d/%d rows", s.empty() ? "" : ", ", r.variant.c_str(),
-                  r.mean_slowdown, r.rows, e.rows);
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "%s%s %.3fx worst, %.3fx mean on %d/%d rows", s.empty() ? "" : ", ",
+                  r.variant.c_str(), r.worst_slowdown, r.mean_slowdown, r.rows, e.rows);
     s += buf;
   }
   return s;

@@ -78,7 +78,7 @@ std::string problem_class(const Problem& p) { return problem_class_any_size(p) +
 
 double SelectionEntry::margin_pct() const {
   if (ranking.size() < 2) return -1;
-  return 100.0 * (ranking[1].mean_slowdown / ranking[0].mean_slowdown - 1.0);
+  return 100.0 * (ranking[1].worst_slowdown / ranking[0].worst_slowdown - 1.0);
 }
 
 std::vector<SelectionEntry> build_selection(const std::vector<TimedRun>& runs, const std::string& source) {
@@ -110,6 +110,7 @@ std::vector<SelectionEntry> build_selection(const std::vector<TimedRun>& runs, c
     for (auto& [name, rv] : by_variant) e.ranking.push_back(rv);
     std::stable_sort(e.ranking.begin(), e.ranking.end(), [](const RankedVariant& a, const RankedVariant& b) {
       if (a.rows != b.rows) return a.rows > b.rows;
+      if (a.worst_slowdown != b.worst_slowdown) return a.worst_slowdown < b.worst_slowdown;
       return a.mean_slowdown < b.mean_slowdown;
     });
     entries.push_back(std::move(e));

@@ -40,9 +40,12 @@ struct RankedVariant {
 struct SelectionEntry {
   std::string key;                     // problem_class()
   int rows = 0;                        // rows of the class in the reports
-  std::vector<RankedVariant> ranking;  // fastest first; a variant that missed a row ranks below those that ran all
+  // Best first: the smallest worst slowdown over the class's rows (so the pick is as close as any
+  // variant can be to every row's fastest), then the smallest mean; a variant that missed a row
+  // ranks below those that ran all.
+  std::vector<RankedVariant> ranking;
   std::string source;                  // the file it came from
-  // The runner-up's mean slowdown over the winner's, in percent; negative when only one variant ran.
+  // The runner-up's worst slowdown over the winner's, in percent; negative when only one variant ran.
   double margin_pct() const;
 };
 
