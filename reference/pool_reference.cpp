@@ -1,6 +1,9 @@
 #include "reference/pool_reference.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <exception>
+#include <thread>
 #include <sstream>
 
 
@@ -18,21 +21,29 @@ struct Tap {
   int64_t number;  // row-major position inside the window
 };
 
+// The tap numbers [*first, *last] of output position o's window along axis a that lie inside
+// the input (empty when *first > *last). Computed, not searched: a kernel of 2^40 with matching
+// padding on a 4-element input has 4 inside taps, and the loops below visit only those.
+void axis_inside(const Problem& p, int a, int64_t o, int64_t* first, int64_t* last) {
+  const int64_t start = o * p.stride[a] - p.pad_begin[a];
+  const int64_t d = p.dilation[a];
+  *first = start >= 0 ? 0 : (-start + d - 1) / d;
+  *last = start > p.in[a] - 1 ? -1 : std::min(p.kernel[a] - 1, (p.in[a] - 1 - start) / d);
+}
+
 // The taps of output position o's window that lie inside the input, in row-major order.
 std::vector<Tap> inside_taps(const Problem& p, const int64_t* o) {
+  int64_t first[kAxes], last[kAxes];
+  for (int a = 0; a < kAxes; ++a) axis_inside(p, a, o[a], &first[a], &last[a]);
   std::vector<Tap> taps;
-  for (int64_t k0 = 0; k0 < p.kernel[0]; ++k0)
-    for (int64_t k1 = 0; k1 < p.kernel[1]; ++k1)
-      for (int64_t k2 = 0; k2 < p.kernel[2]; ++k2) {
+  for (int64_t k0 = first[0]; k0 <= last[0]; ++k0)
+    for (int64_t k1 = first[1]; k1 <= last[1]; ++k1)
+      for (int64_t k2 = first[2]; k2 <= last[2]; ++k2) {
         const int64_t k[kAxes] = {k0, k1, k2};
         Tap t;
-        bool inside = true;
-        for (int a = 0; a < kAxes; ++a) {
-          t.pos[a] = o[a] * p.stride[a] - p.pad_begin[a] + k[a] * p.dilation[a];
-          inside = inside && t.pos[a] >= 0 && t.pos[a] < p.in[a];
-        }
+        for (int a = 0; a < kAxes; ++a) t.pos[a] = o[a] * p.stride[a] - p.pad_begin[a] + k[a] * p.dilation[a];
         t.number = (k0 * p.kernel[1] + k1) * p.kernel[2] + k2;
-        if (inside) taps.push_back(t);
+        taps.push_back(t);
       }
   return taps;
 }
@@ -52,17 +63,47 @@ int64_t encode_index(const Problem& p, int64_t n, int64_t c, const Tap& t) {
   return kNoTap;
 }
 
-// Calls f(n, c, o, output_offset) for every output element.
+// Calls f(n, c, o, output_offset) for every output element. The (n, c) planes are split over
+// host threads: a plane's windows read and write only that plane's elements, so no two threads
+// touch one element, and each element's terms are added in the same order as on one thread
+// (the answer does not depend on the thread count). An exception in any plane is rethrown from
+// the lowest-numbered chunk that raised one, so the error reported is the same on every run.
 template <class F>
 void for_each_output(const Problem& p, F f) {
-  for (int64_t n = 0; n < p.n; ++n)
-    for (int64_t c = 0; c < p.c; ++c)
+  const int64_t planes = p.n * p.c;
+  auto run = [&](int64_t begin, int64_t end) {
+    for (int64_t nc = begin; nc < end; ++nc) {
+      const int64_t n = nc / p.c, c = nc % p.c;
       for (int64_t o0 = 0; o0 < p.out[0]; ++o0)
         for (int64_t o1 = 0; o1 < p.out[1]; ++o1)
           for (int64_t o2 = 0; o2 < p.out[2]; ++o2) {
             const int64_t o[kAxes] = {o0, o1, o2};
             f(n, c, o, offset(p, p.out, n, c, o));
           }
+    }
+  };
+  // Threads pay off from about a million elements; below that one thread keeps tests cheap.
+  constexpr int64_t kElementsPerThread = int64_t{1} << 20;
+  const int64_t work = p.in_elems() + p.out_elems();
+  const int64_t threads = std::min<int64_t>({static_cast<int64_t>(std::max(1u, std::thread::hardware_concurrency())),
+                                             planes, work / kElementsPerThread});
+  if (threads <= 1) {
+    run(0, planes);
+    return;
+  }
+  std::vector<std::exception_ptr> errors(static_cast<size_t>(threads));
+  std::vector<std::thread> pool;
+  for (int64_t t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      try {
+        run(planes * t / threads, planes * (t + 1) / threads);
+      } catch (...) {
+        errors[static_cast<size_t>(t)] = std::current_exception();
+      }
+    });
+  for (std::thread& th : pool) th.join();
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
 }
 
 // Position in `taps` of the window's maximum under the problem's tie and NaN rules; -1 when
@@ -111,12 +152,10 @@ int64_t avg_divisor(const Problem& p, const int64_t* o) {
       // beyond the end padding do not count.
       int64_t count = 1;
       for (int a = 0; a < kAxes; ++a) {
-        int64_t axis_count = 0;
-        for (int64_t k = 0; k < p.kernel[a]; ++k) {
-          const int64_t pos = o[a] * p.stride[a] - p.pad_begin[a] + k * p.dilation[a];
-          if (pos < p.in[a] + p.pad_end[a]) ++axis_count;
-        }
-        count *= axis_count;
+        // Taps k with start + k * dilation < in + pad_end; start >= -pad_begin always.
+        const int64_t start = o[a] * p.stride[a] - p.pad_begin[a];
+        const int64_t room = p.in[a] + p.pad_end[a] - 1 - start;
+        count *= room < 0 ? 0 : std::min(p.kernel[a], room / p.dilation[a] + 1);
       }
       return count;
     }
@@ -178,7 +217,7 @@ Gradient backward_max_indices(const Problem& p, const std::vector<double>& dy,
     std::ostringstream e;
     e << "index " << stored << " at output (n=" << n << ", c=" << c << ", pos=" << o[0] << ","
       << o[1] << "," << o[2] << ") is not a tap of its window inside the input";
-    throw BadIndex(e.str());
+    throw BadIndex(e.str(), out_at);
   });
   return g;
 }
