@@ -20,6 +20,7 @@
 
 #include "reference/pool_reference.hpp"
 #include "reference/rounding.hpp"
+#include "src/host_memory.hpp"
 #include "kernels/common/numeric.hpp"
 
 namespace pg {
@@ -272,7 +273,14 @@ std::string replay_command(const Problem& p, const Variant& v, const Backend& b,
          " --seed " + std::to_string(spec.seed) + " --variant " + v.name + " --backend " + b.name();
 }
 
+double case_host_bytes(const Problem& p) {
+  const double in = static_cast<double>(p.in_elems()), out = static_cast<double>(p.out_elems());
+  const double es = dtype_size(p.dtype);
+  return in * (32 + 7 * es) + out * (32 + 3 * es) + 8.0 * kMaxBand;
+}
+
 Expected compute_expected(const Problem& p, const DataSpec& spec) {
+  require_host_memory(case_host_bytes(p), "the case " + to_string(p));
   Expected e;
   e.data = make_data(p, spec);
   ref::Gradient g;

@@ -49,7 +49,15 @@ struct Expected {
   std::vector<double> dx, abs_sum;
   std::vector<int64_t> terms;
 };
+// Throws OutOfHostMemory (src/host_memory.hpp) before allocating when case_host_bytes(p) is
+// more than the machine has.
 Expected compute_expected(const Problem& p, const DataSpec& spec);
+
+// Host bytes one case holds at its peak, an estimate: the oracle's x, dx, abs_sum and terms
+// (8 bytes each per input element), dy, forward output and indices (per output element), and
+// the harness's guarded host copies and downloads (about seven input-sized copies at the
+// dtype's size, the CPU backend's buffers included), plus the sentinel bands.
+double case_host_bytes(const Problem& p);
 
 // A case on one backend: buffers allocated, inputs uploaded. launch() runs the variant once
 // (for timing); verify() poisons dx, runs, downloads and compares. A run that throws (a GPU

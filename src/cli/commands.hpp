@@ -4,7 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
-#include "src/pool_run.hpp"
+#include "src/pool_plan.hpp"
 
 namespace pg {
 
@@ -12,15 +12,20 @@ struct PoolCommandOptions {
   CLI::App* forward = nullptr;
   CLI::App* backward = nullptr;
   PoolArgs args;
-  std::string count_include_pad;  // "true" or "false"; empty: the profile's default
-  int64_t divisor_override = 0;
+  // Numbers and lists as given, parsed strictly (src/cli/parse_options.hpp) into args.
+  std::string kernel_size, stride, padding, pads, dilation, divisor_override;
+  std::string count_include_pad;  // "true" or "false"; unset: the profile's default
   std::string input, grad_output, indices, output, indices_output;
 };
 
 void add_pool_commands(CLI::App& app, PoolCommandOptions& opts);
 
-// Runs whichever of forward/backward was parsed; 0 on success, 2 on invalid input (with one
-// line on stderr).
-int run_pool_command(CLI::App& app, PoolCommandOptions& opts);
+// Fills opts.args from the number and list options `cmd` (forward or backward) was given,
+// strictly; throws InvalidInput naming the option.
+void parse_pool_numbers(const CLI::App& cmd, PoolCommandOptions& opts);
+
+// Runs whichever of forward/backward was parsed; the exit code (src/cli/exit_codes.hpp), with
+// one line on stderr for any failure.
+int run_pool_command(PoolCommandOptions& opts);
 
 }  // namespace pg
