@@ -89,7 +89,12 @@ void OutputCommit::stage(const NamedPath& out, const std::vector<unsigned char>&
       fail(out, "cannot create a temporary file in " + dir.string(), errno);
   }
   staged_.push_back({out, temporary});
-  write_all(out, fd, bytes);
+  try {
+    write_all(out, fd, bytes);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
   if (::fsync(fd) != 0) {
     const int e = errno;
     ::close(fd);
