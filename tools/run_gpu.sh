@@ -10,7 +10,8 @@
 #   scale  tensors past 2^31 elements (tests/scale_test.cpp): max and avg, every variant that
 #          reads dy or stored indices, f16, 130 planes and one 1D plane past 2^31; ~95 GB host
 #   sanitize  compute-sanitizer memcheck, racecheck, initcheck and synccheck over every gpu test
-#          binary (TOOLS picks some; the fuzz properties run CASES=${CASES:-10} cases each)
+#          binary (TOOLS picks some, e.g. TOOLS=racecheck; the fuzz properties run CASES=10 cases
+#          each; each binary is stopped after LIMIT=150 s and reported as exit 124)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 [ -f "$here/bins.tar.xz" ] && { tar -C "$here" -xJf "$here/bins.tar.xz" && rm "$here/bins.tar.xz"; }
@@ -59,9 +60,10 @@ run_sanitize() {
       [ "$(basename "$t")" = scale_tests ] && continue
       echo "=== $tool $(basename "$t")" >> "$out/sanitize.log"
       local start=$SECONDS
-      POOLGRAD_FUZZ_CASES=${CASES:-10} "$cs" --tool "$tool" --error-exitcode 97 --print-limit 20 \
-        "$t" --backend=gpu >> "$out/sanitize.log" 2>&1
+      POOLGRAD_FUZZ_CASES=${CASES:-10} timeout "${LIMIT:-150}" "$cs" --tool "$tool" --error-exitcode 97 \
+        --print-limit 20 "$t" --backend=gpu >> "$out/sanitize.log" 2>&1
       local rc=$?
+      # 97: the tool found errors; 124: stopped at LIMIT seconds (raise it, or run one TOOLS at a time).
       echo "$tool $(basename "$t"): exit $rc in $((SECONDS - start)) s"
       [ $rc -eq 0 ] || status=1
     done
