@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing of poolgrad's parsers with clang's libFuzzer (+ ASan, UBSan):
 #   tools/fuzz_parsers.sh build              builds build-fuzz/{npy,problem,cli}_fuzz
-#   tools/fuzz_parsers.sh run NAME SECONDS   fuzzes one of npy|problem|cli, growing
-#                                            fuzz/parsers/corpus/NAME (a crash is written to build-fuzz/)
-#   tools/fuzz_parsers.sh minimize NAME      merges the corpus down to the inputs that add coverage
+#   tools/fuzz_parsers.sh run NAME SECONDS   fuzzes one of npy|problem|cli from fuzz/parsers/corpus/NAME;
+#                                            new inputs go to build-fuzz/found-NAME, a crash to build-fuzz/
+#   tools/fuzz_parsers.sh minimize NAME      merges corpus + finds down to a set cover of their coverage
 # `meson test` replays each corpus without clang (fuzz/meson.build). On a shared machine run one
 # at a time under nice: `nice -n 19 tools/fuzz_parsers.sh run npy 600`.
 set -euo pipefail
@@ -33,7 +33,7 @@ case "${1:-}" in
     name=$2
     corpus=fuzz/parsers/corpus/$name
     rm -rf "$out/min-$name" && mkdir -p "$out/min-$name"
-    "$out/${name}_fuzz" -merge=1 -max_len=4096 "$out/min-$name" "$corpus" "$out/found-$name"
+    "$out/${name}_fuzz" -set_cover_merge=1 -max_len=4096 "$out/min-$name" "$corpus" "$out/found-$name"
     rm -f "$corpus"/* && cp "$out/min-$name"/* "$corpus"/ ;;
   *) echo "usage: tools/fuzz_parsers.sh build | run npy|problem|cli SECONDS | minimize NAME" >&2; exit 2 ;;
 esac
