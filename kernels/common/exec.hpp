@@ -69,7 +69,10 @@ struct CpuExec {
     for (auto& th : pool) th.join();
   }
 
-  void zero(void* p, size_t bytes) const { std::memset(p, 0, bytes); }
+  // An empty problem has no buffer: memset(nullptr, 0, 0) is undefined (UBSan).
+  void zero(void* p, size_t bytes) const {
+    if (bytes) std::memset(p, 0, bytes);
+  }
 
  private:
   // Work items per host thread: small enough that fuzz-sized problems of the atomic variants run
