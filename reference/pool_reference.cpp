@@ -1,6 +1,9 @@
 #include "reference/pool_reference.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <exception>
+#include <thread>
 #include <sstream>
 
 
@@ -18,21 +21,33 @@ struct Tap {
   int64_t number;  // row-major position inside the window
 };
 
-// The taps of output position o's window that lie inside the input, in row-major order.
-std::vector<Tap> inside_taps(const Problem& p, const int64_t* o) {
-  std::vector<Tap> taps;
-  for (int64_t k0 = 0; k0 < p.kernel[0]; ++k0)
-    for (int64_t k1 = 0; k1 < p.kernel[1]; ++k1)
-      for (int64_t k2 = 0; k2 < p.kernel[2]; ++k2) {
+// The tap numbers [*first, *last] of output position o's window along axis a that lie inside
+// the input (empty when *first > *last). Computed, not searched: a kernel of 2^40 with matching
+// padding on a 4-element input has 4 inside taps, and the loops below visit only those.
+void axis_inside(const Problem& p, int a, int64_t o, int64_t* first, int64_t* last) {
+  const int64_t start = o * p.stride[a] - p.pad_begin[a];
+  const int64_t d = p.dilation[a];
+  *first = start >= 0 ? 0 : (-start + d - 1) / d;
+  *last = start > p.in[a] - 1 ? -1 : std::min(p.kernel[a] - 1, (p.in[a] - 1 - start) / d);
+}
+
+// The taps of output position o's window that lie inside the input, in row-major order. The
+// vector is this thread's, reused by its next call (a window's taps are used before the next
+// window's are asked for): one allocation per window made the oracle's 2^30-window problems
+// spend most of their time in malloc.
+const std::vector<Tap>& inside_taps(const Problem& p, const int64_t* o) {
+  int64_t first[kAxes], last[kAxes];
+  for (int a = 0; a < kAxes; ++a) axis_inside(p, a, o[a], &first[a], &last[a]);
+  thread_local std::vector<Tap> taps;
+  taps.clear();
+  for (int64_t k0 = first[0]; k0 <= last[0]; ++k0)
+    for (int64_t k1 = first[1]; k1 <= last[1]; ++k1)
+      for (int64_t k2 = first[2]; k2 <= last[2]; ++k2) {
         const int64_t k[kAxes] = {k0, k1, k2};
         Tap t;
-        bool inside = true;
-        for (int a = 0; a < kAxes; ++a) {
-          t.pos[a] = o[a] * p.stride[a] - p.pad_begin[a] + k[a] * p.dilation[a];
-          inside = inside && t.pos[a] >= 0 && t.pos[a] < p.in[a];
-        }
+        for (int a = 0; a < kAxes; ++a) t.pos[a] = o[a] * p.stride[a] - p.pad_begin[a] + k[a] * p.dilation[a];
         t.number = (k0 * p.kernel[1] + k1) * p.kernel[2] + k2;
-        if (inside) taps.push_back(t);
+        taps.push_back(t);
       }
   return taps;
 }
@@ -52,17 +67,59 @@ int64_t encode_index(const Problem& p, int64_t n, int64_t c, const Tap& t) {
   return kNoTap;
 }
 
-// Calls f(n, c, o, output_offset) for every output element.
+// Calls f(n, c, o, output_offset) for every output element, in parallel where that cannot
+// change an answer. The work is split into units that never touch one element from two threads:
+// whole (n, c) planes (a plane's windows read and write only that plane), and, when there are
+// fewer planes than threads, slices of a plane along its outermost axis if windows do not
+// overlap along it (each input element then belongs to one slice's windows). Every element's
+// terms are added in the order one thread would add them, so the answer does not depend on the
+// thread count. An exception is rethrown from the lowest-numbered unit that raised one, so the
+// error reported is the same on every run.
 template <class F>
 void for_each_output(const Problem& p, F f) {
-  for (int64_t n = 0; n < p.n; ++n)
-    for (int64_t c = 0; c < p.c; ++c)
-      for (int64_t o0 = 0; o0 < p.out[0]; ++o0)
-        for (int64_t o1 = 0; o1 < p.out[1]; ++o1)
-          for (int64_t o2 = 0; o2 < p.out[2]; ++o2) {
+  const int64_t planes = p.n * p.c;
+  const int outer = kAxes - p.dims;
+  // Threads pay off from about a million elements; below that one thread keeps tests cheap.
+  constexpr int64_t kElementsPerThread = int64_t{1} << 20;
+  const int64_t work = p.in_elems() + p.out_elems();
+  const int64_t threads = std::min<int64_t>(static_cast<int64_t>(std::max(1u, std::thread::hardware_concurrency())),
+                                            work / kElementsPerThread);
+  const bool slice = planes < threads && p.stride[outer] >= p.effective_kernel(outer);
+  const int64_t slices = slice ? std::min(threads, p.out[outer]) : 1;
+  auto run = [&](int64_t unit_begin, int64_t unit_end) {
+    for (int64_t unit = unit_begin; unit < unit_end; ++unit) {
+      const int64_t nc = unit / slices, part = unit % slices;
+      const int64_t n = nc / p.c, c = nc % p.c;
+      int64_t lo[kAxes] = {0, 0, 0}, hi[kAxes] = {p.out[0], p.out[1], p.out[2]};
+      lo[outer] = p.out[outer] * part / slices;
+      hi[outer] = p.out[outer] * (part + 1) / slices;
+      for (int64_t o0 = lo[0]; o0 < hi[0]; ++o0)
+        for (int64_t o1 = lo[1]; o1 < hi[1]; ++o1)
+          for (int64_t o2 = lo[2]; o2 < hi[2]; ++o2) {
             const int64_t o[kAxes] = {o0, o1, o2};
             f(n, c, o, offset(p, p.out, n, c, o));
           }
+    }
+  };
+  const int64_t units = planes * slices;
+  const int64_t workers = std::min(threads, units);
+  if (workers <= 1) {
+    run(0, units);
+    return;
+  }
+  std::vector<std::exception_ptr> errors(static_cast<size_t>(workers));
+  std::vector<std::thread> pool;
+  for (int64_t t = 0; t < workers; ++t)
+    pool.emplace_back([&, t] {
+      try {
+        run(units * t / workers, units * (t + 1) / workers);
+      } catch (...) {
+        errors[static_cast<size_t>(t)] = std::current_exception();
+      }
+    });
+  for (std::thread& th : pool) th.join();
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
 }
 
 // Position in `taps` of the window's maximum under the problem's tie and NaN rules; -1 when
@@ -104,19 +161,24 @@ int64_t avg_divisor(const Problem& p, const int64_t* o) {
   switch (p.divisor) {
     case Divisor::full_kernel:
       return p.kernel[0] * p.kernel[1] * p.kernel[2];
-    case Divisor::exclude_pad:
-      return static_cast<int64_t>(inside_taps(p, o).size());
+    case Divisor::exclude_pad: {
+      int64_t count = 1;
+      for (int a = 0; a < kAxes; ++a) {
+        int64_t first, last;
+        axis_inside(p, a, o[a], &first, &last);
+        count *= std::max<int64_t>(last - first + 1, 0);
+      }
+      return count;
+    }
     case Divisor::include_pad: {
       // PyTorch: the window clamped to input + padding, so taps in the ceil-mode overhang
       // beyond the end padding do not count.
       int64_t count = 1;
       for (int a = 0; a < kAxes; ++a) {
-        int64_t axis_count = 0;
-        for (int64_t k = 0; k < p.kernel[a]; ++k) {
-          const int64_t pos = o[a] * p.stride[a] - p.pad_begin[a] + k * p.dilation[a];
-          if (pos < p.in[a] + p.pad_end[a]) ++axis_count;
-        }
-        count *= axis_count;
+        // Taps k with start + k * dilation < in + pad_end; start >= -pad_begin always.
+        const int64_t start = o[a] * p.stride[a] - p.pad_begin[a];
+        const int64_t room = p.in[a] + p.pad_end[a] - 1 - start;
+        count *= room < 0 ? 0 : std::min(p.kernel[a], room / p.dilation[a] + 1);
       }
       return count;
     }
@@ -129,7 +191,7 @@ Forward forward(const Problem& p, const std::vector<double>& x) {
   f.y.assign(static_cast<size_t>(p.out_elems()), 0.0);
   if (p.op == Op::max) f.index.assign(f.y.size(), kNoTap);
   for_each_output(p, [&](int64_t n, int64_t c, const int64_t* o, int64_t out_at) {
-    const std::vector<Tap> taps = inside_taps(p, o);
+    const std::vector<Tap>& taps = inside_taps(p, o);
     if (p.op == Op::max) {
       const int64_t best = select_max(p, taps, x, n, c);
       if (best < 0) {
@@ -152,7 +214,7 @@ Forward forward(const Problem& p, const std::vector<double>& x) {
 Gradient backward_avg(const Problem& p, const std::vector<double>& dy) {
   Gradient g = empty_gradient(p);
   for_each_output(p, [&](int64_t n, int64_t c, const int64_t* o, int64_t out_at) {
-    const std::vector<Tap> taps = inside_taps(p, o);
+    const std::vector<Tap>& taps = inside_taps(p, o);
     if (taps.empty()) return;
     const int64_t divisor = p.has_divisor_override ? p.divisor_override : avg_divisor(p, o);
     const double term = dy[out_at] / static_cast<double>(divisor);
@@ -165,7 +227,7 @@ Gradient backward_max_indices(const Problem& p, const std::vector<double>& dy,
                               const std::vector<int64_t>& index, ForeignIndex foreign) {
   Gradient g = empty_gradient(p);
   for_each_output(p, [&](int64_t n, int64_t c, const int64_t* o, int64_t out_at) {
-    const std::vector<Tap> taps = inside_taps(p, o);
+    const std::vector<Tap>& taps = inside_taps(p, o);
     const int64_t stored = index[out_at];
     if (taps.empty() && stored == kNoTap) return;
     for (const Tap& t : taps) {
@@ -178,7 +240,7 @@ Gradient backward_max_indices(const Problem& p, const std::vector<double>& dy,
     std::ostringstream e;
     e << "index " << stored << " at output (n=" << n << ", c=" << c << ", pos=" << o[0] << ","
       << o[1] << "," << o[2] << ") is not a tap of its window inside the input";
-    throw BadIndex(e.str());
+    throw BadIndex(e.str(), out_at);
   });
   return g;
 }
@@ -187,7 +249,7 @@ Gradient backward_max_recompute(const Problem& p, const std::vector<double>& x,
                                 const std::vector<double>& dy) {
   Gradient g = empty_gradient(p);
   for_each_output(p, [&](int64_t n, int64_t c, const int64_t* o, int64_t out_at) {
-    const std::vector<Tap> taps = inside_taps(p, o);
+    const std::vector<Tap>& taps = inside_taps(p, o);
     const int64_t best = select_max(p, taps, x, n, c);
     if (best >= 0) add_term(g, offset(p, p.in, n, c, taps[best].pos), dy[out_at]);
   });

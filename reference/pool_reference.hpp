@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "src/problem.hpp"
@@ -38,9 +39,12 @@ Forward forward(const Problem& p, const std::vector<double>& x);
 
 Gradient backward_avg(const Problem& p, const std::vector<double>& dy);
 
-// A stored index that is not a tap of its window inside the input.
+// A stored index that is not a tap of its window inside the input. what() reads "index V at
+// output (n=.., c=.., pos=..) is not a tap ..."; `output_offset` lets a caller that decoded the
+// indices (u8 255 is kNoTap here) quote the value as the file holds it.
 struct BadIndex : std::invalid_argument {
-  using std::invalid_argument::invalid_argument;
+  BadIndex(const std::string& what, int64_t output_offset) : std::invalid_argument(what), output_offset(output_offset) {}
+  int64_t output_offset;
 };
 
 // What to do with an index that is not a tap of its window inside the input: reject (throw

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "src/invalid_input.hpp"
+#include "src/output_file.hpp"
 #include "kernels/common/numeric.hpp"
 
 namespace pg {
@@ -96,6 +97,16 @@ class HeaderParser {
     while (pos_ < s_.size() && std::isalnum(static_cast<unsigned char>(s_[pos_]))) ++pos_;
     return s_.substr(start, pos_ - start);
   }
+  // The text up to the next ',' or ')', spaces trimmed: the whole entry, so that an error
+  // quotes "-3" or "3.5" as written.
+  std::string shape_entry() {
+    skip_space();
+    const size_t start = pos_;
+    while (pos_ < s_.size() && s_[pos_] != ',' && s_[pos_] != ')') ++pos_;
+    size_t end = pos_;
+    while (end > start && (s_[end - 1] == ' ' || s_[end - 1] == '\n')) --end;
+    return s_.substr(start, end - start);
+  }
   NpyType descr(const std::string& d) const {
     for (const Descr& k : kDescrs)
       if (d == k.text) return k.type;
@@ -106,7 +117,7 @@ class HeaderParser {
     std::vector<int64_t> dims;
     expect('(');
     while (!peek(')')) {
-      const std::string digits = word();
+      const std::string digits = shape_entry();
       if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos)
         fail("corrupt header: shape entry '" + digits + "' is not a non-negative integer");
       try {
@@ -280,10 +291,7 @@ NpyArray read_npy(const std::string& path) {
 }
 
 void write_npy(const std::string& path, const NpyArray& array) {
-  const std::vector<unsigned char> bytes = format_npy(array);
-  std::ofstream out(path, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-  if (!out) throw InvalidInput(path + ": cannot write");
+  write_file_atomically({"file", path}, format_npy(array));
 }
 
 }  // namespace pg

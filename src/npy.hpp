@@ -45,6 +45,7 @@ std::vector<unsigned char> format_npy(const NpyArray& array);
 // payload is allocated.
 NpyHeader read_npy_header(const std::string& path);
 NpyArray read_npy(const std::string& path);
-void write_npy(const std::string& path, const NpyArray& array);  // throws InvalidInput
+// Written atomically (src/output_file.hpp); throws InvalidInput.
+void write_npy(const std::string& path, const NpyArray& array);
 
 }  // namespace pg

@@ -9,47 +9,13 @@
 #include "src/auto_variant.hpp"
 #include "src/backend.hpp"
 #include "src/invalid_input.hpp"
-#include "src/profile.hpp"
 #include "src/registry.hpp"
+#include "src/run_errors.hpp"
 #include "src/verify.hpp"
 #include "kernels/common/numeric.hpp"
 
 namespace pg {
 namespace {
-
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::string s = "(";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + ")";
-}
-
-std::string list_text(const std::vector<int64_t>& v) {
-  std::string s;
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
-  return s;
-}
-
-// One value per spatial axis from a PyTorch-style argument: one value applies to every axis.
-void per_axis(const std::string& option, const std::vector<int64_t>& given, int dims, int64_t* out) {
-  if (given.size() != 1 && given.size() != static_cast<size_t>(dims))
-    throw InvalidInput(option + " = " + list_text(given) + " has " + std::to_string(given.size()) +
-                       " values; a " + std::to_string(dims) + "D op takes 1 or " + std::to_string(dims));
-  for (int i = 0; i < dims; ++i) out[kAxes - dims + i] = given[given.size() == 1 ? 0 : i];
-}
-
-// ONNX auto_pad: SAME_* pads so that out = ceil(in / stride), the odd pad at the end
-// (SAME_UPPER) or the beginning (SAME_LOWER); VALID pads nothing.
-void apply_auto_pad(const std::string& mode, Problem& p) {
-  if (mode != "SAME_UPPER" && mode != "SAME_LOWER" && mode != "VALID")
-    throw InvalidInput("--auto-pad = " + mode + " must be SAME_UPPER, SAME_LOWER or VALID");
-  for (int a = kAxes - p.dims; a < kAxes; ++a) {
-    if (mode == "VALID" || p.stride[a] < 1 || p.kernel[a] < 1 || p.dilation[a] < 1) continue;
-    const int64_t out = (p.in[a] + p.stride[a] - 1) / p.stride[a];
-    const int64_t total = std::max<int64_t>((out - 1) * p.stride[a] + p.effective_kernel(a) - p.in[a], 0);
-    p.pad_begin[a] = mode == "SAME_UPPER" ? total / 2 : total - total / 2;
-    p.pad_end[a] = total - p.pad_begin[a];
-  }
-}
 
 std::vector<double> values_of(const NpyArray& a) {
   const DType t = npy_float_dtype(a.header.type);
@@ -65,10 +31,6 @@ NpyArray array_of(DType t, const std::vector<int64_t>& shape, const std::vector<
   a.data.resize(v.size() * dtype_size(t));
   for (size_t i = 0; i < v.size(); ++i) store_from_double(t, a.data.data(), static_cast<int64_t>(i), v[i]);
   return a;
-}
-
-NpyType npy_index_type(IndexType t) {
-  return t == IndexType::i64 ? NpyType::i64 : t == IndexType::i32 ? NpyType::i32 : NpyType::u8;
 }
 
 // u8 indices mark a window with no tap by 255, the wider types by -1 (ref::kNoTap).
@@ -113,8 +75,8 @@ const Variant& choose_variant(const std::string& name, const Problem& p, bool ha
       return v.inputs != Inputs::dy_and_indices || have_indices;
     });
     if (c.variant) return *c.variant;
-    throw InvalidInput("--variant auto: no registered variant supports this problem on the CPU backend (" +
-                       to_string(p) + ")");
+    throw CannotRun("--variant auto: no registered variant supports this problem on the CPU backend (" +
+                    to_string(p) + ")");
   }
   const Variant* v = find_variant(name);
   if (!v) throw InvalidInput("--variant = " + name + " is not registered (see poolgrad variants)");
@@ -122,7 +84,7 @@ const Variant& choose_variant(const std::string& name, const Problem& p, bool ha
     throw InvalidInput("--variant = " + name + " is a " + op_name(v->op) + " pooling variant, the op is " +
                        op_name(p.op) + " pooling");
   const Support s = v->supports(p, BackendKind::cpu);
-  if (!s.ok) throw InvalidInput("--variant = " + name + " does not support this problem on the CPU backend: " + s.why);
+  if (!s.ok) throw CannotRun("--variant = " + name + " does not support this problem on the CPU backend: " + s.why);
   return *v;
 }
 
@@ -143,118 +105,18 @@ std::vector<unsigned char> run_variant(const Variant& v, const Problem& p, std::
   PreparedRun run(*backend, v, p, DataSpec{}, std::move(expected));
   const Outcome o = run.verify();
   if (o.status != Status::pass)
-    throw Error("--variant " + v.name + " disagrees with the oracle on these tensors (a kernel bug):\n" + o.message);
+    throw Mismatch("--variant " + v.name + " disagrees with the oracle on these tensors (a kernel bug):\n" + o.message);
   return run.output();
 }
 
 }  // namespace
 
-PoolPlan plan_pool(const PoolArgs& args, const NpyHeader& input) {
-  Problem p;
-  const std::string& op = args.op;
-  const bool known_op = op.size() == 10 && (op.rfind("max_pool", 0) == 0 || op.rfind("avg_pool", 0) == 0) &&
-                        op[8] >= '1' && op[8] <= '3' && op[9] == 'd';
-  if (!known_op) throw InvalidInput("--op = " + op + " must be max_pool1d..max_pool3d or avg_pool1d..avg_pool3d");
-  const Profile* profile = find_profile(args.profile);
-  if (!profile) {
-    std::string names;
-    for (const Profile& pr : profiles()) names += (names.empty() ? "" : ", ") + pr.name;
-    throw InvalidInput("--profile = " + args.profile + " is unknown (" + names + ")");
-  }
-  apply_profile(*profile, p);
-  p.op = op[0] == 'm' ? Op::max : Op::avg;
-  p.dims = op[8] - '0';
-  if (args.layout != "NCHW" && args.layout != "NHWC")
-    throw InvalidInput("--layout = " + args.layout + " must be NCHW or NHWC");
-  p.layout = args.layout == "NCHW" ? Layout::channels_first : Layout::channels_last;
-
-  if (!npy_type_is_float(input.type))
-    throw InvalidInput(std::string("--input dtype ") + npy_type_name(input.type) +
-                       " must be float16, bfloat16, float32 or float64");
-  p.dtype = npy_float_dtype(input.type);
-  const size_t rank = input.shape.size();
-  const size_t dims = static_cast<size_t>(p.dims);
-  if (rank != dims + 2 && rank != dims + 1)
-    throw InvalidInput("--input shape " + shape_text(input.shape) + " has rank " + std::to_string(rank) + "; " +
-                       op + " takes rank " + std::to_string(dims + 2) + " (batched) or " +
-                       std::to_string(dims + 1) + " (unbatched)");
-  PoolPlan plan;
-  plan.unbatched = rank == dims + 1;
-  plan.input_shape = input.shape;
-  const std::vector<int64_t> batched = plan.unbatched ? [&] {
-    std::vector<int64_t> s{1};
-    s.insert(s.end(), input.shape.begin(), input.shape.end());
-    return s;
-  }() : input.shape;
-  const bool first = p.layout == Layout::channels_first;
-  p.n = batched[0];
-  p.c = first ? batched[1] : batched.back();
-  for (size_t i = 0; i < dims; ++i) p.in[kAxes - dims + i] = batched[(first ? 2 : 1) + i];
-
-  if (args.kernel_size.empty()) throw InvalidInput("--kernel-size is required");
-  per_axis("--kernel-size", args.kernel_size, p.dims, p.kernel);
-  per_axis("--stride", args.stride.empty() ? args.kernel_size : args.stride, p.dims, p.stride);
-  if (!args.dilation.empty()) per_axis("--dilation", args.dilation, p.dims, p.dilation);
-  if (p.op == Op::avg && !profile->avg_dilation)
-    for (int a = 0; a < kAxes; ++a)
-      if (p.dilation[a] != 1)
-        throw InvalidInput("--dilation = " + list_text(args.dilation) + ": " + op + " has no dilation in profile " +
-                           profile->name);
-  const int pad_sources = !args.padding.empty() + !args.pads.empty() + !args.auto_pad.empty();
-  if (pad_sources > 1) throw InvalidInput("--padding, --pads and --auto-pad exclude each other; give one");
-  if (!args.padding.empty()) {
-    per_axis("--padding", args.padding, p.dims, p.pad_begin);
-    per_axis("--padding", args.padding, p.dims, p.pad_end);
-  } else if (!args.pads.empty()) {
-    if (args.pads.size() != 2 * dims)
-      throw InvalidInput("--pads = " + list_text(args.pads) + " has " + std::to_string(args.pads.size()) +
-                         " values; a " + std::to_string(dims) + "D op takes " + std::to_string(2 * dims) +
-                         " (every begin, then every end)");
-    for (size_t i = 0; i < dims; ++i) {
-      p.pad_begin[kAxes - dims + i] = args.pads[i];
-      p.pad_end[kAxes - dims + i] = args.pads[dims + i];
-    }
-  } else if (!args.auto_pad.empty()) {
-    apply_auto_pad(args.auto_pad, p);
-  }
-  p.ceil_mode = args.ceil_mode;
-  if (p.op == Op::max && args.count_include_pad) throw InvalidInput("--count-include-pad applies to avg_pool only");
-  if (p.op == Op::max && args.divisor_override) throw InvalidInput("--divisor-override applies to avg_pool only");
-  p.divisor = divisor_for(*profile, args.count_include_pad.value_or(profile->count_include_pad));
-  if (args.divisor_override) {
-    p.has_divisor_override = true;
-    p.divisor_override = *args.divisor_override;
-  }
-  finalize(p);
-  const std::string invalid = validate(p);
-  if (!invalid.empty()) throw InvalidInput(invalid);
-
-  plan.problem = p;
-  if (!plan.unbatched) plan.output_shape.push_back(p.n);
-  if (first) plan.output_shape.push_back(p.c);
-  for (size_t i = 0; i < dims; ++i) plan.output_shape.push_back(p.out[kAxes - dims + i]);
-  if (!first) plan.output_shape.push_back(p.c);
-  return plan;
-}
-
-void check_grad_output(const PoolPlan& plan, const NpyHeader& dy) {
-  if (npy_type_of(plan.problem.dtype) != dy.type)
-    throw InvalidInput(std::string("--grad-output dtype ") + npy_type_name(dy.type) + " does not match --input dtype " +
-                       npy_type_name(npy_type_of(plan.problem.dtype)));
-  if (dy.shape != plan.output_shape)
-    throw InvalidInput("--grad-output shape " + shape_text(dy.shape) + " does not match the output shape " +
-                       shape_text(plan.output_shape));
-}
-
-void check_indices(const PoolPlan& plan, const NpyHeader& indices) {
+double pool_host_bytes(const PoolPlan& plan, bool through_variant) {
   const Problem& p = plan.problem;
-  if (p.op != Op::max) throw InvalidInput("--indices applies to max_pool only");
-  if (indices.type != npy_index_type(p.index_type))
-    throw InvalidInput(std::string("--indices dtype ") + npy_type_name(indices.type) + " does not match the index type " +
-                       npy_type_name(npy_index_type(p.index_type)) + " of format " + index_format_name(p.index_format));
-  if (indices.shape != plan.output_shape)
-    throw InvalidInput("--indices shape " + shape_text(indices.shape) + " does not match the output shape " +
-                       shape_text(plan.output_shape));
+  const double in = static_cast<double>(p.in_elems()), out = static_cast<double>(p.out_elems());
+  const double es = dtype_size(p.dtype);
+  const double own = in * (2 * es + 40) + out * (2 * es + 40);
+  return own + (through_variant ? case_host_bytes(p) : 0);
 }
 
 ForwardResult pool_forward(const PoolPlan& plan, const NpyArray& input) {
@@ -282,7 +144,11 @@ NpyArray pool_backward(const PoolPlan& plan, const std::string& variant, const N
     try {
       g = ref::backward_max_indices(p, dy, stored);
     } catch (const ref::BadIndex& e) {
-      throw InvalidInput(std::string("--indices: ") + e.what());
+      std::string what = e.what();
+      // The oracle saw u8's no-tap marker 255 as kNoTap (-1); the message quotes the file's value.
+      if (p.index_type == IndexType::u8 && stored[static_cast<size_t>(e.output_offset)] == ref::kNoTap)
+        what.replace(0, what.find(" at output"), "index 255 (u8's no-tap marker)");
+      throw InvalidInput("--indices: " + what);
     }
   } else {
     g = ref::backward_max_recompute(p, x, dy);

@@ -1,10 +1,9 @@
 // One pooling problem on .npy tensors: what `poolgrad forward` and `poolgrad backward` do,
 // as a library so tests run the same path without a subprocess.
 //
-// plan_pool() turns PyTorch-named options plus the input's header into a validated Problem
-// before any payload is read; the check_* functions refuse tensors whose shape or dtype does
-// not match it; pool_forward/pool_backward run the oracle (or a registered variant on the CPU
-// backend). Every refusal is an InvalidInput with one line naming the parameter.
+// The plan (src/pool_plan.hpp) is validated before any payload is read; pool_forward and
+// pool_backward run the oracle (or a registered variant on the CPU backend). Every refusal is an
+// InvalidInput with one line naming the parameter.
 #pragma once
 
 #include <cstdint>
@@ -13,35 +12,15 @@
 #include <vector>
 
 #include "src/npy.hpp"
+#include "src/pool_plan.hpp"
 #include "src/problem.hpp"
 
 namespace pg {
 
-struct PoolArgs {
-  std::string op;  // max_pool1d .. max_pool3d, avg_pool1d .. avg_pool3d
-  std::vector<int64_t> kernel_size;
-  std::vector<int64_t> stride;    // empty: = kernel_size
-  std::vector<int64_t> padding;   // symmetric, one value or one per axis
-  std::vector<int64_t> pads;      // ONNX order: every begin, then every end
-  std::string auto_pad;           // "", SAME_UPPER, SAME_LOWER or VALID
-  std::vector<int64_t> dilation;
-  bool ceil_mode = false;
-  std::optional<bool> count_include_pad;  // unset: the profile's default
-  std::optional<int64_t> divisor_override;
-  std::string profile = "pytorch";
-  std::string layout = "NCHW";  // NCHW (channels first) or NHWC (channels last), any dims
-  std::string variant = "oracle";
-};
-
-struct PoolPlan {
-  Problem problem;
-  bool unbatched = false;  // input had no batch axis, like PyTorch's (C, H, W)
-  std::vector<int64_t> input_shape, output_shape;
-};
-
-PoolPlan plan_pool(const PoolArgs& args, const NpyHeader& input);
-void check_grad_output(const PoolPlan& plan, const NpyHeader& grad_output);
-void check_indices(const PoolPlan& plan, const NpyHeader& indices);
+// Host bytes forward or backward holds at its peak, an estimate for require_host_memory: the
+// tensors as read and written, their values in double, the oracle's gradient facts, and with
+// `through_variant` the harness's run (case_host_bytes).
+double pool_host_bytes(const PoolPlan& plan, bool through_variant);
 
 struct ForwardResult {
   NpyArray output;

@@ -1,6 +1,9 @@
 #include "src/problem.hpp"
 
+#include "src/parse_number.hpp"
+
 #include <limits>
+#include <optional>
 #include <map>
 #include <sstream>
 #include <vector>
@@ -140,6 +143,10 @@ std::string validate(const Problem& p) {
       return e.str();
     }
   }
+  int64_t taps = 1;
+  for (int a = 0; a < kAxes; ++a)
+    if (mul_overflows(taps, p.kernel[a], &taps))
+      return "kernel_size volume (the product of the kernel sizes) overflows int64 (" + to_string(p) + ")";
   int64_t elems = p.n, outs = p.n;
   if (mul_overflows(elems, p.c, &elems) || mul_overflows(outs, p.c, &outs))
     return "N x C = " + std::to_string(p.n) + " x " + std::to_string(p.c) + " overflows int64";
@@ -202,25 +209,38 @@ namespace {
 
 bool parse_axes(const std::string& v, int dims, int64_t* out, std::string* error,
                 const std::string& key) {
-  std::vector<int64_t> vals;
-  std::stringstream ss(v);
-  std::string item;
-  while (std::getline(ss, item, 'x')) {
-    try {
-      size_t used = 0;
-      vals.push_back(std::stoll(item, &used));
-      if (used != item.size()) throw std::invalid_argument(item);
-    } catch (...) {
-      *error = key + ": '" + v + "' is not a list of integers like 3x3";
-      return false;
-    }
+  std::string why;
+  const std::optional<std::vector<int64_t>> vals = parse_int64_list(v, 'x', &why);
+  if (!vals) {
+    *error = "problem: " + key + " = '" + v + "': " + why + " (a list of integers like 3x3)";
+    return false;
   }
-  if (static_cast<int>(vals.size()) != dims) {
-    *error = key + ": '" + v + "' has " + std::to_string(vals.size()) + " values for a " +
+  if (static_cast<int>(vals->size()) != dims) {
+    *error = "problem: " + key + " = '" + v + "' has " + std::to_string(vals->size()) + " values for a " +
              std::to_string(dims) + "D problem";
     return false;
   }
-  for (int i = 0; i < dims; ++i) out[kAxes - dims + i] = vals[i];
+  for (int i = 0; i < dims; ++i) out[kAxes - dims + i] = (*vals)[i];
+  return true;
+}
+
+bool parse_integer(const std::string& v, int64_t* out, std::string* error, const std::string& key) {
+  std::string why;
+  const std::optional<int64_t> value = parse_int64(v, &why);
+  if (!value) {
+    *error = "problem: " + key + " = '" + v + "' " + why;
+    return false;
+  }
+  *out = *value;
+  return true;
+}
+
+bool parse_flag(const std::string& v, bool* out, std::string* error, const std::string& key) {
+  if (v != "0" && v != "1") {
+    *error = "problem: " + key + " = '" + v + "' must be 0 or 1";
+    return false;
+  }
+  *out = v == "1";
   return true;
 }
 
@@ -229,7 +249,9 @@ bool parse_enum(const std::string& v, const std::map<std::string, E>& names, E* 
                 std::string* error, const std::string& key) {
   auto it = names.find(v);
   if (it == names.end()) {
-    *error = key + ": unknown value '" + v + "'";
+    std::string known;
+    for (const auto& [name, value] : names) known += (known.empty() ? "" : ", ") + name;
+    *error = "problem: " + key + " = '" + v + "' is not one of " + known;
     return false;
   }
   *out = it->second;
@@ -249,7 +271,10 @@ bool parse_problem(const std::string& text, Problem* result, std::string* error)
       *error = "problem: token '" + tok + "' is not key=value";
       return false;
     }
-    kv[tok.substr(0, eq)] = tok.substr(eq + 1);
+    if (!kv.emplace(tok.substr(0, eq), tok.substr(eq + 1)).second) {
+      *error = "problem: key '" + tok.substr(0, eq) + "' is given twice";
+      return false;
+    }
   }
   const std::string op = kv.count("op") ? kv["op"] : "";
   if (op.size() != 5 || (op.rfind("max", 0) != 0 && op.rfind("avg", 0) != 0) || op[4] != 'd' ||
@@ -259,48 +284,47 @@ bool parse_problem(const std::string& text, Problem* result, std::string* error)
   }
   p.op = op[0] == 'm' ? Op::max : Op::avg;
   p.dims = op[3] - '0';
-  try {
-    for (auto& [key, value] : kv) {
-      if (key == "op") continue;
-      bool ok = true;
-      if (key == "n") p.n = std::stoll(value);
-      else if (key == "c") p.c = std::stoll(value);
-      else if (key == "in") ok = parse_axes(value, p.dims, p.in, error, key);
-      else if (key == "k") ok = parse_axes(value, p.dims, p.kernel, error, key);
-      else if (key == "s") ok = parse_axes(value, p.dims, p.stride, error, key);
-      else if (key == "d") ok = parse_axes(value, p.dims, p.dilation, error, key);
-      else if (key == "pb") ok = parse_axes(value, p.dims, p.pad_begin, error, key);
-      else if (key == "pe") ok = parse_axes(value, p.dims, p.pad_end, error, key);
-      else if (key == "ceil") p.ceil_mode = value == "1";
-      else if (key == "override") { p.has_divisor_override = true; p.divisor_override = std::stoll(value); }
-      else if (key == "div")
-        ok = parse_enum<Divisor>(value, {{"include_pad", Divisor::include_pad}, {"full_kernel", Divisor::full_kernel}, {"exclude_pad", Divisor::exclude_pad}}, &p.divisor, error, key);
-      else if (key == "tie")
-        ok = parse_enum<TieRule>(value, {{"first", TieRule::first}, {"last", TieRule::last}}, &p.tie, error, key);
-      else if (key == "nan")
-        ok = parse_enum<NanRule>(value, {{"propagate", NanRule::propagate}, {"ignore", NanRule::ignore}}, &p.nan, error, key);
-      else if (key == "idx") {
-        const auto slash = value.find('/');
-        ok = slash != std::string::npos &&
-             parse_enum<IndexFormat>(value.substr(0, slash), {{"plane", IndexFormat::plane}, {"global_row", IndexFormat::global_row}, {"global_col", IndexFormat::global_col}, {"window", IndexFormat::window}}, &p.index_format, error, key) &&
-             parse_enum<IndexType>(value.substr(slash + 1), {{"i64", IndexType::i64}, {"i32", IndexType::i32}, {"u8", IndexType::u8}}, &p.index_type, error, key);
-        if (!ok && error->empty()) *error = "idx: expected FORMAT/TYPE like plane/i64, got '" + value + "'";
-      } else if (key == "layout")
-        ok = parse_enum<Layout>(value, {{"ncdhw", Layout::channels_first}, {"ndhwc", Layout::channels_last}}, &p.layout, error, key);
-      else if (key == "dtype")
-        ok = parse_enum<DType>(value, {{"f16", DType::f16}, {"bf16", DType::bf16}, {"f32", DType::f32}, {"f64", DType::f64}}, &p.dtype, error, key);
-      else if (key == "padlimit")
-        ok = parse_enum<PadLimit>(value, {{"half", PadLimit::half_kernel}, {"none", PadLimit::none}}, &p.pad_limit, error, key);
-      else if (key == "avg3dcheck") p.avg3d_input_at_least_kernel = value == "1";
-      else {
-        *error = "problem: unknown key '" + key + "'";
+  for (auto& [key, value] : kv) {
+    if (key == "op") continue;
+    bool ok = true;
+    if (key == "n") ok = parse_integer(value, &p.n, error, key);
+    else if (key == "c") ok = parse_integer(value, &p.c, error, key);
+    else if (key == "in") ok = parse_axes(value, p.dims, p.in, error, key);
+    else if (key == "k") ok = parse_axes(value, p.dims, p.kernel, error, key);
+    else if (key == "s") ok = parse_axes(value, p.dims, p.stride, error, key);
+    else if (key == "d") ok = parse_axes(value, p.dims, p.dilation, error, key);
+    else if (key == "pb") ok = parse_axes(value, p.dims, p.pad_begin, error, key);
+    else if (key == "pe") ok = parse_axes(value, p.dims, p.pad_end, error, key);
+    else if (key == "ceil") ok = parse_flag(value, &p.ceil_mode, error, key);
+    else if (key == "override") {
+      p.has_divisor_override = true;
+      ok = parse_integer(value, &p.divisor_override, error, key);
+    } else if (key == "div")
+      ok = parse_enum<Divisor>(value, {{"include_pad", Divisor::include_pad}, {"full_kernel", Divisor::full_kernel}, {"exclude_pad", Divisor::exclude_pad}}, &p.divisor, error, key);
+    else if (key == "tie")
+      ok = parse_enum<TieRule>(value, {{"first", TieRule::first}, {"last", TieRule::last}}, &p.tie, error, key);
+    else if (key == "nan")
+      ok = parse_enum<NanRule>(value, {{"propagate", NanRule::propagate}, {"ignore", NanRule::ignore}}, &p.nan, error, key);
+    else if (key == "idx") {
+      const auto slash = value.find('/');
+      if (slash == std::string::npos) {
+        *error = "problem: idx = '" + value + "': expected FORMAT/TYPE like plane/i64";
         return false;
       }
-      if (!ok) return false;
+      ok = parse_enum<IndexFormat>(value.substr(0, slash), {{"plane", IndexFormat::plane}, {"global_row", IndexFormat::global_row}, {"global_col", IndexFormat::global_col}, {"window", IndexFormat::window}}, &p.index_format, error, key) &&
+           parse_enum<IndexType>(value.substr(slash + 1), {{"i64", IndexType::i64}, {"i32", IndexType::i32}, {"u8", IndexType::u8}}, &p.index_type, error, key);
+    } else if (key == "layout")
+      ok = parse_enum<Layout>(value, {{"ncdhw", Layout::channels_first}, {"ndhwc", Layout::channels_last}}, &p.layout, error, key);
+    else if (key == "dtype")
+      ok = parse_enum<DType>(value, {{"f16", DType::f16}, {"bf16", DType::bf16}, {"f32", DType::f32}, {"f64", DType::f64}}, &p.dtype, error, key);
+    else if (key == "padlimit")
+      ok = parse_enum<PadLimit>(value, {{"half", PadLimit::half_kernel}, {"none", PadLimit::none}}, &p.pad_limit, error, key);
+    else if (key == "avg3dcheck") ok = parse_flag(value, &p.avg3d_input_at_least_kernel, error, key);
+    else {
+      *error = "problem: unknown key '" + key + "'";
+      return false;
     }
-  } catch (const std::exception&) {
-    *error = "problem: a value is not an integer";
-    return false;
+    if (!ok) return false;
   }
   finalize(p);
   *result = p;

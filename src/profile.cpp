@@ -5,13 +5,13 @@ namespace pg {
 const std::vector<Profile>& profiles() {
   // reference/README.md gives the facts per framework and explains each choice.
   static const std::vector<Profile> all = {
-      // name      include divisor          incl.  tie              nan                 index format             index type      pad limit              avg3d  avg dilation
-      {"pytorch", Divisor::include_pad, true, TieRule::first, NanRule::propagate, IndexFormat::plane, IndexType::i64, PadLimit::half_kernel, true, false},
-      {"onnx", Divisor::include_pad, false, TieRule::first, NanRule::ignore, IndexFormat::global_row, IndexType::i64, PadLimit::none, false, true},
-      {"cudnn", Divisor::full_kernel, true, TieRule::first, NanRule::ignore, IndexFormat::plane, IndexType::i64, PadLimit::none, false, false},
-      {"miopen", Divisor::full_kernel, true, TieRule::first, NanRule::ignore, IndexFormat::window, IndexType::u8, PadLimit::none, false, false},
-      {"onednn", Divisor::full_kernel, true, TieRule::first, NanRule::ignore, IndexFormat::window, IndexType::u8, PadLimit::none, false, true},
-      {"ck", Divisor::full_kernel, true, TieRule::first, NanRule::ignore, IndexFormat::global_row, IndexType::i32, PadLimit::none, false, true},
+      // name      include divisor          incl.  tie              nan                 index format             index type      pad limit              avg3d  avg dil. max dil. asym. auto_pad ceil  excl.  override
+      {"pytorch", Divisor::include_pad, true, TieRule::first, NanRule::propagate, IndexFormat::plane, IndexType::i64, PadLimit::half_kernel, true, false, true, false, false, true, true, true},
+      {"onnx", Divisor::include_pad, false, TieRule::first, NanRule::ignore, IndexFormat::global_row, IndexType::i64, PadLimit::none, false, true, true, true, true, true, true, false},
+      {"cudnn", Divisor::full_kernel, true, TieRule::first, NanRule::ignore, IndexFormat::plane, IndexType::i64, PadLimit::none, false, false, false, false, false, false, true, false},
+      {"miopen", Divisor::full_kernel, true, TieRule::first, NanRule::ignore, IndexFormat::window, IndexType::u8, PadLimit::none, false, false, false, false, false, false, true, false},
+      {"onednn", Divisor::full_kernel, true, TieRule::first, NanRule::ignore, IndexFormat::window, IndexType::u8, PadLimit::none, false, true, true, true, false, false, true, false},
+      {"ck", Divisor::full_kernel, true, TieRule::first, NanRule::ignore, IndexFormat::global_row, IndexType::i32, PadLimit::none, false, true, true, true, false, false, false, false},
   };
   return all;
 }

@@ -23,6 +23,15 @@ struct Profile {
   PadLimit pad_limit;
   bool avg3d_input_at_least_kernel;
   bool avg_dilation;  // whether average pooling accepts a dilation other than 1
+  // Parameters the framework has at all (semantics.md's feature table); plan_pool refuses an
+  // option the profile has no such parameter for, naming the profile, instead of computing a
+  // problem the framework cannot pose.
+  bool max_dilation;
+  bool asymmetric_pads;  // begin and end padding may differ
+  bool auto_pad;         // ONNX's SAME_UPPER / SAME_LOWER / VALID
+  bool ceil_mode;
+  bool exclude_pad;      // count_include_pad = false
+  bool divisor_override;
 };
 
 const std::vector<Profile>& profiles();

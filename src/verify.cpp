@@ -17,9 +17,11 @@
 #include <fstream>
 #include <mutex>
 #include <sstream>
+#include <thread>
 
 #include "reference/pool_reference.hpp"
 #include "reference/rounding.hpp"
+#include "src/host_memory.hpp"
 #include "kernels/common/numeric.hpp"
 
 namespace pg {
@@ -272,7 +274,14 @@ std::string replay_command(const Problem& p, const Variant& v, const Backend& b,
          " --seed " + std::to_string(spec.seed) + " --variant " + v.name + " --backend " + b.name();
 }
 
+double case_host_bytes(const Problem& p) {
+  const double in = static_cast<double>(p.in_elems()), out = static_cast<double>(p.out_elems());
+  const double es = dtype_size(p.dtype);
+  return in * (32 + 4 * es) + out * (32 + es) + 8.0 * kMaxBand;
+}
+
 Expected compute_expected(const Problem& p, const DataSpec& spec) {
+  require_host_memory(case_host_bytes(p), "the case " + to_string(p));
   Expected e;
   e.data = make_data(p, spec);
   ref::Gradient g;
@@ -447,39 +456,68 @@ Outcome PreparedRun::verify(const VerifyOptions& opt) {
   const DType acc_type = half ? DType::f32 : p.dtype;
   const double u = unit_roundoff(acc_type);
   const double tiny = (acc_type == DType::f64 ? 0x1p-1022 : 0x1p-126) * u;
-  int64_t wrong = 0;
-  std::ostringstream detail;
-  for (int64_t i = 0; i < p.in_elems(); ++i) {
-    const double want = e.dx[i];
-    const double have = load_as_double(p.dtype, got, i);
-    const double bound = (static_cast<double>(e.terms[i]) + 2) * u * e.abs_sum[i] + tiny;
-    std::string why;
-    if (std::memcmp(got + i * es, poison, es) == 0) {
-      why = "never written (still poisoned)";
-    } else if (std::isnan(want) || std::isinf(want)) {
-      if (!(std::isnan(want) ? std::isnan(have) : have == want)) why = "non-finite value differs";
-    } else if (std::isnan(have)) {
-      why = "NaN where the oracle is finite";
-    } else if (half) {
-      // Infinity is right here when the rounded sum overflows the dtype.
-      const double lo = ref::round_nearest_even(p.dtype, want - bound);
-      const double hi = ref::round_nearest_even(p.dtype, want + bound);
-      if (!(lo <= have && have <= hi))
-        why = "outside [" + format_double(lo) + ", " + format_double(hi) + "], expected +-" + format_double(bound) +
-              " (the f32 sum's bound) rounded to " + dtype_name(p.dtype);
-    } else if (!std::isfinite(have)) {
-      why = "non-finite where the oracle is finite";
-    } else if (std::fabs(have - want) > bound) {
-      why = "outside bound " + format_double(bound);
+  // The elements are compared in slices on host threads (a >2^31-element dx takes a minute on
+  // one); each slice counts its wrong elements and keeps its first max_reported, and the
+  // report takes them in element order, the same text as one thread would write.
+  struct Slice {
+    int64_t wrong = 0;
+    std::string detail;
+  };
+  auto compare = [&](int64_t begin, int64_t end, Slice* slice) {
+    std::ostringstream detail;
+    for (int64_t i = begin; i < end; ++i) {
+      const double want = e.dx[i];
+      const double have = load_as_double(p.dtype, got, i);
+      const double bound = (static_cast<double>(e.terms[i]) + 2) * u * e.abs_sum[i] + tiny;
+      std::string why;
+      if (std::memcmp(got + i * es, poison, es) == 0) {
+        why = "never written (still poisoned)";
+      } else if (std::isnan(want) || std::isinf(want)) {
+        if (!(std::isnan(want) ? std::isnan(have) : have == want)) why = "non-finite value differs";
+      } else if (std::isnan(have)) {
+        why = "NaN where the oracle is finite";
+      } else if (half) {
+        // Infinity is right here when the rounded sum overflows the dtype.
+        const double lo = ref::round_nearest_even(p.dtype, want - bound);
+        const double hi = ref::round_nearest_even(p.dtype, want + bound);
+        if (!(lo <= have && have <= hi))
+          why = "outside [" + format_double(lo) + ", " + format_double(hi) + "], expected +-" + format_double(bound) +
+                " (the f32 sum's bound) rounded to " + dtype_name(p.dtype);
+      } else if (!std::isfinite(have)) {
+        why = "non-finite where the oracle is finite";
+      } else if (std::fabs(have - want) > bound) {
+        why = "outside bound " + format_double(bound);
+      }
+      if (why.empty()) continue;
+      if (slice->wrong++ < opt.max_reported)
+        detail << "  dx[" << coord_text(p, i) << "] (offset " << i << "): got " << format_double(have)
+               << ", expected " << format_double(want) << " from " << e.terms[i] << " terms: " << why << "\n";
     }
-    if (why.empty()) continue;
-    if (wrong++ < opt.max_reported)
-      detail << "  dx[" << coord_text(p, i) << "] (offset " << i << "): got " << format_double(have)
-             << ", expected " << format_double(want) << " from " << e.terms[i] << " terms: " << why << "\n";
+    slice->detail = detail.str();
+  };
+  constexpr int64_t kElementsPerSlice = int64_t{1} << 22;
+  const int64_t slices = std::clamp<int64_t>(p.in_elems() / kElementsPerSlice, 1,
+                                             std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<Slice> results(static_cast<size_t>(slices));
+  if (slices == 1) {
+    compare(0, p.in_elems(), &results[0]);
+  } else {
+    std::vector<std::thread> pool;
+    for (int64_t t = 0; t < slices; ++t)
+      pool.emplace_back(compare, p.in_elems() * t / slices, p.in_elems() * (t + 1) / slices, &results[static_cast<size_t>(t)]);
+    for (std::thread& th : pool) th.join();
+  }
+  int64_t wrong = 0, reported = 0;
+  std::string detail;
+  for (const Slice& r : results) {
+    // Only the first max_reported lines of the whole tensor, as one thread would write.
+    std::istringstream lines(r.detail);
+    for (std::string line; reported < opt.max_reported && std::getline(lines, line); ++reported) detail += line + "\n";
+    wrong += r.wrong;
   }
   if (wrong) {
     header(std::to_string(wrong) + " of " + std::to_string(p.in_elems()) + " dx elements wrong");
-    msg << detail.str();
+    msg << detail;
     return finish_fail();
   }
 

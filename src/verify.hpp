@@ -49,7 +49,16 @@ struct Expected {
   std::vector<double> dx, abs_sum;
   std::vector<int64_t> terms;
 };
+// Throws OutOfHostMemory (src/host_memory.hpp) before allocating when case_host_bytes(p) is
+// more than the machine has.
 Expected compute_expected(const Problem& p, const DataSpec& spec);
+
+// Host bytes one case holds at its peak, an estimate: the oracle's x, dx, abs_sum and terms
+// (8 bytes each per input element), dy, the forward's output and indices (8 each per output
+// element), the harness's host copies at the dtype's size (poisoned dx, two downloads, the
+// output kept; dy encoded), plus the sentinel bands. About 40 bytes per f16 input element: a
+// 2^31-element f16 case needs ~90 GB.
+double case_host_bytes(const Problem& p);
 
 // A case on one backend: buffers allocated, inputs uploaded. launch() runs the variant once
 // (for timing); verify() poisons dx, runs, downloads and compares. A run that throws (a GPU

@@ -317,3 +317,49 @@ TEST(Rounding, AgreesWithNumericConvertersOnRandomFloats) {
 
 }  // namespace
 }  // namespace pg
+
+namespace pg {
+namespace {
+
+// 1D average pooling on one plane of 2^23 elements, k2s2: big enough for the oracle to slice the
+// plane over threads and for verify() to compare in slices. dx[i] = dy[i / 2] / 2 exactly.
+Problem long_plane() {
+  Problem p;
+  p.op = Op::avg;
+  p.dims = 1;
+  p.in[2] = int64_t{1} << 23;
+  p.kernel[2] = p.stride[2] = 2;
+  finalize(p);
+  return p;
+}
+
+TEST(ThreadedOracle, SlicedLongPlaneMatchesTheDefinition) {
+  const Problem p = long_plane();
+  const HostData d = make_data(p, DataSpec{5, DataKind::ints});
+  const ref::Gradient g = ref::backward_avg(p, d.dy);
+  int64_t bad = 0;
+  for (int64_t i = 0; i < p.in_elems(); ++i) bad += g.dx[i] != d.dy[i / 2] / 2 || g.terms[i] != 1;
+  EXPECT_EQ(bad, 0);
+}
+
+TEST_F(Harness, SlicedCompareReportsTheFirstMismatchesInOrder) {
+  // Wrong elements in several slices: the report counts all and lists the lowest offsets first.
+  const std::vector<int64_t> wrong = {7, 3000001, 5000002, 8000003};
+  const Variant v = fake("wrong_in_slices", [&](Backend&, const Problem& p, const BwdBuffers& b) {
+    write_right(p, b);
+    for (int64_t i : wrong) store_from_double(p.dtype, b.dx, i, 1000.0);
+  });
+  const Outcome o = verify(v, long_plane());
+  ASSERT_EQ(o.status, Status::fail);
+  EXPECT_NE(o.message.find("4 of 8388608 dx elements wrong"), std::string::npos) << o.message;
+  size_t last = 0;
+  for (int64_t i : wrong) {
+    const size_t at = o.message.find("(offset " + std::to_string(i) + ")");
+    ASSERT_NE(at, std::string::npos) << o.message;
+    EXPECT_GT(at, last) << "reported in element order";
+    last = at;
+  }
+}
+
+}  // namespace
+}  // namespace pg

@@ -12,6 +12,11 @@
 #          benchmarks not started within MAX_SECONDS, default 420, are skipped and named, so the
 #          whole mode stays under 9 minutes)
 #   all    tests, then bench
+#   scale  tensors past 2^31 elements (tests/scale_test.cpp): max and avg, every variant that
+#          reads dy or stored indices, f16, 130 planes and one 1D plane past 2^31; ~95 GB host
+#   sanitize  compute-sanitizer memcheck, racecheck, initcheck and synccheck over every gpu test
+#          binary (TOOLS picks some, e.g. TOOLS=racecheck; the fuzz properties run CASES=10 cases
+#          each; each binary is stopped after LIMIT=150 s and reported as exit 124)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 [ -f "$here/bins.tar.xz" ] && { tar -C "$here" -xJf "$here/bins.tar.xz" && rm "$here/bins.tar.xz"; }
@@ -62,13 +67,41 @@ run_networks() {
   "$here/bin/poolgrad" select "$out/networks.json" --out "$out/networks_selection.json" | tee "$out/networks_select.txt" | tail -n 60
 }
 
+run_scale() {
+  POOLGRAD_SCALE=1 "$here/bin/scale_tests" --backend=gpu > "$out/scale.log" 2>&1 || { status=1; echo "FAILED: scale"; }
+  grep -E "^scale:|OK \]|FAILED|SKIPPED|Failure" "$out/scale.log"
+  free -g | head -2
+}
+
+run_sanitize() {
+  local cs
+  cs=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1 || true)
+  [ -n "$cs" ] || { echo "compute-sanitizer not found"; status=1; return; }
+  for tool in ${TOOLS:-memcheck racecheck initcheck synccheck}; do
+    for t in "$here"/bin/*_tests "$here/bin/fuzz_variants"; do
+      [ "$(basename "$t")" = scale_tests ] && continue
+      echo "=== $tool $(basename "$t")" >> "$out/sanitize.log"
+      local start=$SECONDS
+      POOLGRAD_FUZZ_CASES=${CASES:-10} timeout "${LIMIT:-150}" "$cs" --tool "$tool" --error-exitcode 97 \
+        --print-limit 20 "$t" --backend=gpu >> "$out/sanitize.log" 2>&1
+      local rc=$?
+      # 97: the tool found errors; 124: stopped at LIMIT seconds (raise it, or run one TOOLS at a time).
+      echo "$tool $(basename "$t"): exit $rc in $((SECONDS - start)) s"
+      [ $rc -eq 0 ] || status=1
+    done
+  done
+  grep -E "ERROR SUMMARY|========= (Invalid|Race|Uninitialized|Barrier)" "$out/sanitize.log" | sort | uniq -c | head -n 40
+}
+
 case "${1:-all}" in
   tests) run_tests ;;
   long) run_long ;;
   bench) run_bench ;;
   networks) run_networks ;;
   all) run_tests; run_bench ;;
-  *) echo "usage: run_gpu.sh tests|long|bench|networks|all" >&2; exit 2 ;;
+  scale) run_scale ;;
+  sanitize) run_sanitize ;;
+  *) echo "usage: run_gpu.sh tests|long|bench|networks|all|scale|sanitize" >&2; exit 2 ;;
 esac
 if [ -n "$(ls -A "$failures")" ]; then tar -czf "$out/failures.tgz" -C "$failures" .; fi
 exit $status

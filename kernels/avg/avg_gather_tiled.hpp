@@ -59,7 +59,9 @@ inline bool plan_avg_tiles(const Problem& p, size_t accum_size, AvgTilePlan* pla
       const int64_t w = (q.tile[a] - 1 + reach) / p.stride[a] + 1;
       if (w > (int64_t{1} << 20)) return false;
       q.windows[a] = static_cast<int>(w < p.out[a] ? w : p.out[a]);
-      q.tap_step[a] = static_cast<int>(p.dilation[a] / std::gcd(p.stride[a], p.dilation[a]));
+      const int64_t tap_step = p.dilation[a] / std::gcd(p.stride[a], p.dilation[a]);
+      if (tap_step > INT32_MAX) return false;  // the tile's int arithmetic would truncate it
+      q.tap_step[a] = static_cast<int>(tap_step);
       ints += 2 * q.tile[a] + q.windows[a];
     }
     const int64_t slab = int64_t{q.windows[0]} * q.windows[1] * q.windows[2];

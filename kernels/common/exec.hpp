@@ -69,7 +69,10 @@ struct CpuExec {
     for (auto& th : pool) th.join();
   }
 
-  void zero(void* p, size_t bytes) const { std::memset(p, 0, bytes); }
+  // An empty problem has no buffer: memset(nullptr, 0, 0) is undefined (UBSan).
+  void zero(void* p, size_t bytes) const {
+    if (bytes) std::memset(p, 0, bytes);
+  }
 
  private:
   // Work items per host thread: small enough that fuzz-sized problems of the atomic variants run
@@ -84,9 +87,11 @@ inline constexpr int kForEachBlock = 256;
 
 template <class Idx, class F>
 __device__ __forceinline__ void grid_stride(const F& f, Idx n) {
-  const Idx step = static_cast<Idx>(gridDim.x) * static_cast<Idx>(blockDim.x);
-  for (Idx i = static_cast<Idx>(blockIdx.x) * static_cast<Idx>(blockDim.x) + threadIdx.x; i < n; i += step)
-    f(i);
+  // The counter is 64-bit whatever Idx is: with int32 Idx and n within one grid's step of 2^31,
+  // `i += step` would overflow past n (undefined; in practice a negative i and a second pass).
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step)
+    f(static_cast<Idx>(i));
 }
 
 template <class Idx, class F>

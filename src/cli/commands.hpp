@@ -9,41 +9,45 @@
 #include <vector>
 
 #include "src/conv_problem.hpp"
-#include "src/pool_run.hpp"
+#include "src/pool_plan.hpp"
 
 namespace pg {
 
-// The options only convolution takes (conv_commands.cpp).
+// The options only convolution takes, as given (parsed strictly by conv_commands.cpp).
 struct ConvCommandOptions {
   std::string weight;
-  int64_t groups = 1;
-  std::vector<int64_t> input_size;  // backward: dx's shape, in the layout's axis order
+  std::string groups = "1";
+  std::string input_size;  // backward: dx's shape, in the layout's axis order
 };
 
 struct PoolCommandOptions {
   CLI::App* forward = nullptr;
   CLI::App* backward = nullptr;
   PoolArgs args;
-  std::vector<std::string> padding;  // integers, or (conv only) one 'same' or 'valid'
-  std::string count_include_pad;  // "true" or "false"; empty: the profile's default
-  int64_t divisor_override = 0;
+  // Numbers and lists as given, parsed strictly (src/cli/parse_options.hpp) into args by
+  // parse_pool_numbers; --padding also takes conv's 'same' or 'valid' (parse_padding).
+  std::string kernel_size, stride, padding, pads, dilation, divisor_override;
+  std::string count_include_pad;  // "true" or "false"; unset: the profile's default
   std::string input, grad_output, indices, output, indices_output;
   ConvCommandOptions conv;
   std::string selection;  // --selection: asked first by --variant auto
 };
 
-// The problem options forward and backward share (--op required, --kernel-size, ... --layout).
+// The problem options forward and backward share (--op required, --kernel-size, ... --layout);
+// declared with the number parsing in pool_options.cpp, which the CLI fuzzer runs.
 void add_problem_options(CLI::App* cmd, PoolCommandOptions& opts);
-// After parsing: moves --count-include-pad and --divisor-override into opts.args.
-void finish_pool_args(const CLI::App* cmd, PoolCommandOptions& opts);
+// Fills opts.args from the number and list options `cmd` was given, strictly (--padding aside:
+// take_pooling_padding or parse_padding); throws InvalidInput naming the option.
+void parse_pool_numbers(const CLI::App& cmd, PoolCommandOptions& opts);
 // Pooling's --padding: integers only, into opts.args.padding; 'same'/'valid' are refused by name.
 void take_pooling_padding(PoolCommandOptions& opts);
 
+// forward and backward with every option of both ops (conv's: --weight, --groups, --input-size).
 void add_pool_commands(CLI::App& app, PoolCommandOptions& opts);
 
-// Runs whichever of forward/backward was parsed, for pooling or (by --op) convolution; 0 on
-// success, 2 on invalid input (with one line on stderr).
-int run_pool_command(CLI::App& app, PoolCommandOptions& opts);
+// Runs whichever of forward/backward was parsed, for pooling or (by --op) convolution; the exit
+// code (src/cli/exit_codes.hpp), with one line on stderr for any failure.
+int run_pool_command(PoolCommandOptions& opts);
 
 // --padding as given: integers, or one 'same' or 'valid' (mode same/valid, values empty).
 // Anything else is an InvalidInput naming --padding.
@@ -51,23 +55,22 @@ struct PaddingOption {
   ConvPadMode mode = ConvPadMode::explicit_pads;
   std::vector<int64_t> values;
 };
-PaddingOption parse_padding(const std::vector<std::string>& text);
+PaddingOption parse_padding(const std::string& text);
 
 // Convolution's part of forward/backward (conv_commands.cpp).
 bool is_conv_op(const std::string& op);
-void add_conv_options(PoolCommandOptions& opts);
 // On a pooling command: refuses --weight, --groups and --input-size, naming the option.
 void refuse_conv_options(const CLI::App& cmd, const std::string& op);
 // Runs the parsed forward or backward for a conv op (refusing pooling-only options); throws
-// InvalidInput on bad input.
-int run_conv_command(const CLI::App& cmd, const PoolCommandOptions& opts);
+// InvalidInput on bad input. Outputs are written as pooling's are (src/output_file.hpp).
+int run_conv_command(const CLI::App& cmd, PoolCommandOptions& opts);
 
 // A problem without files, as `poolgrad bench` and `poolgrad select --explain` take it: the
 // problem options plus --input-size N,C,spatial... and --dtype. Not required: bench runs a suite
 // when --op is absent.
 struct SizedProblemOptions {
   PoolCommandOptions pool;
-  std::vector<int64_t> input_size;
+  std::string input_size;  // N,C,spatial... as given
   std::string dtype = "float32";
 };
 void add_sized_problem_options(CLI::App* cmd, SizedProblemOptions& opts);

@@ -1,5 +1,6 @@
 // The poolgrad command: version, devices, variants, check (the main job), replay; forward,
-// backward, bench and select live in their own units (src/cli/commands.hpp).
+// backward, bench and select live in their own units (src/cli/commands.hpp). Exit codes and the
+// error line: src/cli/exit_codes.hpp.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
@@ -12,6 +13,8 @@
 #include "src/registry.hpp"
 #include "src/verify.hpp"
 #include "src/cli/commands.hpp"
+#include "src/cli/exit_codes.hpp"
+#include "src/cli/parse_options.hpp"
 
 namespace pg {
 namespace {
@@ -49,6 +52,8 @@ int cmd_variants() {
 }
 
 int cmd_check(const std::string& only_variant, bool verbose) {
+  if (!only_variant.empty() && only_variant != "auto" && !find_variant(only_variant))
+    throw InvalidInput("--variant '" + only_variant + "' is not registered (see poolgrad variants)");
   int failures = 0, passes = 0, skips = 0;
   auto backends = all_backends();
   std::string why;
@@ -101,35 +106,45 @@ int cmd_check(const std::string& only_variant, bool verbose) {
   return failures ? 1 : 0;
 }
 
-int cmd_replay(const std::string& problem_text, const std::string& kind, uint64_t seed,
+int cmd_replay(const std::string& problem_text, const std::string& kind, const std::string& seed_text,
                const std::string& variant, const std::string& backend_name) {
   Problem p;
   std::string error;
-  if (!parse_problem(problem_text, &p, &error)) {
-    std::fprintf(stderr, "poolgrad replay: %s\n", error.c_str());
-    return 2;
-  }
-  DataSpec spec{seed, DataKind::ints};
-  if (!parse_data_kind(kind, &spec.kind)) {
-    std::fprintf(stderr, "poolgrad replay: --data must be ints, special or real, got '%s'\n", kind.c_str());
-    return 2;
-  }
+  if (!parse_problem(problem_text, &p, &error)) throw InvalidInput("--problem: " + error);
+  const std::string invalid = validate(p);
+  if (!invalid.empty()) throw InvalidInput("--problem: invalid problem: " + invalid);
+  DataSpec spec{static_cast<uint64_t>(parse_count_option(seed_text, "--seed")), DataKind::ints};
+  if (!parse_data_kind(kind, &spec.kind))
+    throw InvalidInput("--data must be ints, special, real or foreign, got '" + kind + "'");
   const Variant* v = find_variant(variant);
-  if (!v) {
-    std::fprintf(stderr, "poolgrad replay: --variant '%s' is not registered (see poolgrad variants)\n", variant.c_str());
-    return 2;
-  }
+  if (!v) throw InvalidInput("--variant '" + variant + "' is not registered (see poolgrad variants)");
+  if (v->op != p.op)
+    throw InvalidInput("--variant " + variant + " is a " + op_name(v->op) + " pooling variant and the problem is " +
+                       op_name(p.op) + " pooling");
+  if (backend_name != "cpu" && (backend_name.rfind("gpu", 0) != 0 || backend_name.size() == 3 ||
+                                backend_name.find_first_not_of("0123456789", 3) != std::string::npos))
+    throw InvalidInput("--backend '" + backend_name + "' must be cpu or gpuN");
   for (auto& b : all_backends()) {
     if (b->name() != backend_name) continue;
+    const Support s = v->supports(p, b->kind());
+    if (!s.ok) throw CannotRun(v->name + " does not support this problem on " + b->name() + ": " + s.why);
     const Outcome o = run_and_verify(*b, *v, p, spec);
-    if (o.status == Status::pass) std::printf("PASS %s on %s\n  problem: %s\n", v->name.c_str(), b->name().c_str(), to_string(p).c_str());
-    else std::printf("%s\n", o.message.c_str());
-    return o.status == Status::pass ? 0 : 1;
+    if (o.status == Status::pass) {
+      std::printf("PASS %s on %s\n  problem: %s\n", v->name.c_str(), b->name().c_str(), to_string(p).c_str());
+      return kExitOk;
+    }
+    std::printf("%s\n", o.message.c_str());
+    return kExitMismatch;
   }
   std::string why;
   gpu_count(&why);
-  std::fprintf(stderr, "poolgrad replay: --backend '%s' not available (%s)\n", backend_name.c_str(), why.c_str());
-  return 2;
+  throw CannotRun("--backend '" + backend_name + "' is not available (" + why + ")");
+}
+
+// The subcommand a parse error belongs to, for its "poolgrad CMD:" prefix.
+std::string command_of(const CLI::App& app) {
+  for (const CLI::App* sub : app.get_subcommands()) return sub->get_name();
+  return "";
 }
 
 }  // namespace
@@ -151,10 +166,9 @@ int main(int argc, char** argv) {
   check->add_flag("-v,--verbose", verbose, "say why each unsupported case is skipped");
 
   auto* replay = app.add_subcommand("replay", "rerun one case from the line a failure printed");
-  std::string problem_text, kind = "ints", variant, backend = "cpu";
-  uint64_t seed = 1;
+  std::string problem_text, kind = "ints", variant, backend = "cpu", seed = "1";
   replay->add_option("--problem", problem_text, "the problem line")->required();
-  replay->add_option("--data", kind, "ints, special or real");
+  replay->add_option("--data", kind, "ints, special, real or foreign");
   replay->add_option("--seed", seed, "data seed");
   replay->add_option("--variant", variant, "variant name")->required();
   replay->add_option("--backend", backend, "cpu or gpuN");
@@ -169,27 +183,22 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    const std::string command = pg::command_of(app);
+    std::fprintf(stderr, "poolgrad%s%s: %s (see poolgrad%s%s --help)\n", command.empty() ? "" : " ", command.c_str(),
+                 e.what(), command.empty() ? "" : " ", command.c_str());
+    return pg::kExitBadInput;
   }
-  try {
-    if (app.got_subcommand("devices")) return pg::cmd_devices();
-    if (app.got_subcommand("variants")) return pg::cmd_variants();
-    if (app.got_subcommand("check")) {
-      try {
-        pg::set_selection_file(check_selection);
-      } catch (const pg::InvalidInput& e) {
-        std::fprintf(stderr, "poolgrad check: %s\n", e.what());
-        return 2;
-      }
+  if (app.got_subcommand("devices")) return pg::run_command("devices", [] { return pg::cmd_devices(); });
+  if (app.got_subcommand("variants")) return pg::run_command("variants", [] { return pg::cmd_variants(); });
+  if (app.got_subcommand("check"))
+    return pg::run_command("check", [&] {
+      pg::set_selection_file(check_selection);
       return pg::cmd_check(only, verbose);
-    }
-    if (app.got_subcommand("bench")) return pg::run_bench_command(bench_opts, argc, argv);
-    if (app.got_subcommand("select")) return pg::run_select_command(select_opts);
-    if (app.got_subcommand("replay")) return pg::cmd_replay(problem_text, kind, seed, variant, backend);
-    return pg::run_pool_command(app, pool_opts);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "poolgrad: %s\n", e.what());
-    return 1;
-  }
+    });
+  if (app.got_subcommand("bench")) return pg::run_command("bench", [&] { return pg::run_bench_command(bench_opts, argc, argv); });
+  if (app.got_subcommand("select")) return pg::run_command("select", [&] { return pg::run_select_command(select_opts); });
+  if (app.got_subcommand("replay"))
+    return pg::run_command("replay", [&] { return pg::cmd_replay(problem_text, kind, seed, variant, backend); });
+  return pg::run_pool_command(pool_opts);
 }

@@ -1,104 +1,68 @@
+// `poolgrad forward` and `poolgrad backward`: checks first, then the oracle or a variant, then
+// the outputs committed together. A conv --op goes to conv_commands.cpp.
 #include <cstdio>
 
 #include "src/auto_variant.hpp"
+#include "src/host_memory.hpp"
 #include "src/invalid_input.hpp"
+#include "src/output_file.hpp"
+#include "src/pool_run.hpp"
 #include "src/cli/commands.hpp"
+#include "src/cli/exit_codes.hpp"
 
 namespace pg {
-
-void add_problem_options(CLI::App* cmd, PoolCommandOptions& o) {
-  PoolArgs& a = o.args;
-  cmd->add_option("--op", a.op, "max_pool1d..3d|avg_pool1d..3d|conv1d..3d")->required();
-  cmd->add_option("--kernel-size", a.kernel_size, "K or K,K[,K] (pooling, required): one value applies to every axis")
-      ->delimiter(',');
-  cmd->add_option("--stride", a.stride, "S[,S..] (default: pooling the kernel size, conv 1)")->delimiter(',');
-  cmd->add_option("--padding", o.padding, "P[,P..]: symmetric padding; conv also same|valid")->delimiter(',');
-  cmd->add_option("--pads", a.pads, "B..,E..: every begin, then every end (ONNX)")->delimiter(',');
-  cmd->add_option("--auto-pad", a.auto_pad, "SAME_UPPER|SAME_LOWER|VALID (ONNX)");
-  cmd->add_option("--dilation", a.dilation, "D[,D..]")->delimiter(',');
-  cmd->add_flag("--ceil-mode", a.ceil_mode, "ceil output size; the last window starts inside input or left pad");
-  cmd->add_option("--count-include-pad", o.count_include_pad, "true|false (default: the profile's)")
-      ->check(CLI::IsMember({"true", "false"}));
-  cmd->add_option("--divisor-override", o.divisor_override, "N: divide every average window by N");
-  cmd->add_option("--profile", a.profile, "pytorch (default), onnx, cudnn, miopen, onednn, ck");
-  cmd->add_option("--layout", a.layout, "NCHW (default) or NHWC: channels first or last, any dims");
-}
-
-void finish_pool_args(const CLI::App* cmd, PoolCommandOptions& opts) {
-  if (!opts.count_include_pad.empty()) opts.args.count_include_pad = opts.count_include_pad == "true";
-  if (cmd->count("--divisor-override")) opts.args.divisor_override = opts.divisor_override;
-}
-
-void take_pooling_padding(PoolCommandOptions& opts) {
-  const PaddingOption padding = parse_padding(opts.padding);
-  if (padding.mode != ConvPadMode::explicit_pads)
-    throw InvalidInput("--padding = " + opts.padding[0] + " applies to conv only; pooling takes integers (or --auto-pad)");
-  opts.args.padding = padding.values;
-}
-
 namespace {
 
-void add_file_options(CLI::App* cmd, PoolCommandOptions& o) {
-  cmd->add_option("--input", o.input, "x.npy: (N, C, spatial...) or (C, spatial...); required but in conv backward");
-  cmd->add_option("--output", o.output, "where the result .npy goes")->required();
-}
-
-int forward(const PoolCommandOptions& o) {
+// Every check first (options, paths, headers, memory), then the payloads, then both outputs
+// committed together: an error at any step leaves every existing file as it was.
+int forward(PoolCommandOptions& o) {
   if (o.args.variant != "oracle")
     throw InvalidInput("--variant = " + o.args.variant + ": forward runs the oracle only (variants are backward kernels)");
+  std::vector<NamedPath> outputs = {{"--output", o.output}};
+  if (!o.indices_output.empty()) outputs.push_back({"--indices-output", o.indices_output});
+  check_paths({{"--input", o.input}}, outputs);
   const PoolPlan plan = plan_pool(o.args, read_npy_header(o.input));
   if (!o.indices_output.empty() && plan.problem.op != Op::max)
     throw InvalidInput("--indices-output applies to max_pool only");
+  require_host_memory(pool_host_bytes(plan, false), "forward of " + to_string(plan.problem));
   const ForwardResult r = pool_forward(plan, read_npy(o.input));
-  write_npy(o.output, r.output);
-  if (!o.indices_output.empty()) write_npy(o.indices_output, r.indices);
-  return 0;
+  OutputCommit commit;
+  commit.stage(outputs[0], format_npy(r.output));
+  if (!o.indices_output.empty()) commit.stage(outputs[1], format_npy(r.indices));
+  commit.commit();
+  return kExitOk;
 }
 
-int backward(const PoolCommandOptions& o) {
+int backward(PoolCommandOptions& o) {
+  std::vector<NamedPath> inputs = {{"--input", o.input}, {"--grad-output", o.grad_output}};
+  if (!o.indices.empty()) inputs.push_back({"--indices", o.indices});
+  check_paths(inputs, {{"--output", o.output}});
   const PoolPlan plan = plan_pool(o.args, read_npy_header(o.input));
   check_grad_output(plan, read_npy_header(o.grad_output));
   if (!o.indices.empty()) check_indices(plan, read_npy_header(o.indices));
+  require_host_memory(pool_host_bytes(plan, o.args.variant != "oracle"), "backward of " + to_string(plan.problem));
   const NpyArray x = read_npy(o.input), dy = read_npy(o.grad_output);
   NpyArray indices;
   if (!o.indices.empty()) indices = read_npy(o.indices);
-  write_npy(o.output, pool_backward(plan, o.args.variant, x, dy, o.indices.empty() ? nullptr : &indices));
-  return 0;
+  const NpyArray dx = pool_backward(plan, o.args.variant, x, dy, o.indices.empty() ? nullptr : &indices);
+  write_file_atomically({"--output", o.output}, format_npy(dx));
+  return kExitOk;
+}
+
+int run(const CLI::App& cmd, PoolCommandOptions& o) {
+  parse_pool_numbers(cmd, o);
+  if (is_conv_op(o.args.op)) return run_conv_command(cmd, o);
+  refuse_conv_options(cmd, o.args.op);
+  set_selection_file(o.selection);
+  if (o.input.empty()) throw InvalidInput("--input is required");
+  return &cmd == o.forward ? forward(o) : backward(o);
 }
 
 }  // namespace
 
-void add_pool_commands(CLI::App& app, PoolCommandOptions& opts) {
-  opts.forward = app.add_subcommand("forward", "output of one pooling (and max indices) or conv problem, by the oracle");
-  opts.backward = app.add_subcommand("backward", "input gradient of one pooling problem (oracle or a variant) or conv problem (oracle)");
-  for (CLI::App* cmd : {opts.forward, opts.backward}) {
-    add_problem_options(cmd, opts);
-    add_file_options(cmd, opts);
-  }
-  opts.forward->add_option("--indices-output", opts.indices_output, "idx.npy: max indices in the profile's format");
-  opts.backward->add_option("--grad-output", opts.grad_output, "dy.npy, shaped like the output")->required();
-  opts.backward->add_option("--indices", opts.indices, "idx.npy: route dy through these instead of recomputing");
-  opts.backward->add_option("--variant", opts.args.variant, "oracle (default), auto, or a registered variant's name");
-  opts.backward->add_option("--selection", opts.selection, "selection.json (poolgrad select) that --variant auto reads first");
-  opts.forward->add_option("--variant", opts.args.variant, "oracle (the only forward)");
-  add_conv_options(opts);
-}
-
-int run_pool_command(CLI::App&, PoolCommandOptions& opts) {
-  const CLI::App* cmd = opts.forward->parsed() ? opts.forward : opts.backward;
-  finish_pool_args(cmd, opts);
-  const std::string name = cmd == opts.forward ? "forward" : "backward";
-  try {
-    if (is_conv_op(opts.args.op)) return run_conv_command(*cmd, opts);
-    refuse_conv_options(*cmd, opts.args.op);
-    take_pooling_padding(opts);
-    set_selection_file(opts.selection);
-    if (opts.input.empty()) throw InvalidInput("--input is required");
-    return cmd == opts.forward ? forward(opts) : backward(opts);
-  } catch (const InvalidInput& e) {
-    std::fprintf(stderr, "poolgrad %s: %s\n", name.c_str(), e.what());
-    return 2;
-  }
+int run_pool_command(PoolCommandOptions& opts) {
+  if (opts.forward->parsed()) return run_command("forward", [&] { return run(*opts.forward, opts); });
+  return run_command("backward", [&] { return run(*opts.backward, opts); });
 }
 
 }  // namespace pg

@@ -3,6 +3,7 @@
 #include "bench/bench_problem.hpp"
 #include "src/cli/commands.hpp"
 #include "src/invalid_input.hpp"
+#include "src/cli/parse_options.hpp"
 
 namespace pg {
 namespace {
@@ -21,20 +22,18 @@ void add_sized_problem_options(CLI::App* cmd, SizedProblemOptions& o) {
   add_problem_options(cmd, o.pool);
   // Optional here: without --op the command works on a suite or a report.
   cmd->get_option("--op")->required(false);
-  cmd->get_option("--kernel-size")->required(false);
-  cmd->add_option("--input-size", o.input_size, "N,C,spatial... (in this order whatever the layout)")->delimiter(',');
+  cmd->add_option("--input-size", o.input_size, "N,C,spatial... (in this order whatever the layout)");
   cmd->add_option("--dtype", o.dtype, "float32 (default), float16, bfloat16 or float64");
 }
 
 bool sized_problem_given(const CLI::App* cmd) { return cmd->count("--op") > 0; }
 
 Problem sized_problem(const CLI::App* cmd, SizedProblemOptions& o) {
-  finish_pool_args(cmd, o.pool);
   if (is_conv_op(o.pool.args.op))
-    throw InvalidInput("--op = " + o.pool.args.op + ": bench and select time pooling variants (no conv variant is registered)");
-  take_pooling_padding(o.pool);
-  if (o.input_size.empty()) throw InvalidInput("--input-size is required with --op (N,C,spatial...)");
-  return bench::bench_problem(o.pool.args, o.input_size, parse_dtype(o.dtype));
+    throw InvalidInput("--op = " + o.pool.args.op + ": bench and select time pooling variants (conv has conv_bench)");
+  parse_pool_numbers(*cmd, o.pool);
+  if (!cmd->count("--input-size")) throw InvalidInput("--input-size is required with --op (N,C,spatial...)");
+  return bench::bench_problem(o.pool.args, parse_int_list(o.input_size, "--input-size"), parse_dtype(o.dtype));
 }
 
 }  // namespace pg
