@@ -6,11 +6,15 @@
 #   long   the fuzz suite with POOLGRAD_FUZZ_CASES=${CASES:-10000} per variant
 #   bench  the benchmark (JSON) and PyTorch's figures on the same GPU, same session
 #          (BENCH_ARGS passes e.g. --benchmark_filter=max; SKIP_PYTORCH=1 skips PyTorch)
+#   campaign  `poolgrad fuzz` for ${MINUTES:-5} minutes over every variant on the GPU and CPU
+#          backends (BACKEND=all|gpu|cpu, JOBS, SEED): campaign.json, campaign.log, the case files
+#          of any failure in cases.tgz
 #   all    tests, then bench
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 [ -f "$here/bins.tar.xz" ] && { tar -C "$here" -xJf "$here/bins.tar.xz" && rm "$here/bins.tar.xz"; }
 export LD_LIBRARY_PATH=$here/lib:${LD_LIBRARY_PATH:-}
+export POOLGRAD_CORPUS=$here/../fuzz/corpus  # corpus_tests replays the committed cases
 out=${OUT:-/tmp/poolgrad-out}
 mkdir -p "$out"
 failures=$(mktemp -d)
@@ -34,6 +38,17 @@ run_long() {
   grep -E "^\[       OK|FAILED|cases ran|FAIL:" "$out/fuzz_long.log" | tail -n 80
 }
 
+run_campaign() {
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
+  echo "host: $(nproc) cores"
+  local jobs=()
+  [ -n "${JOBS:-}" ] && jobs=(--jobs "$JOBS")
+  "$here/bin/poolgrad" fuzz --minutes "${MINUTES:-5}" --backend "${BACKEND:-all}" --seed "${SEED:-20261123}" \
+    "${jobs[@]}" --corpus "$out/cases" --report "$out/campaign.json" > "$out/campaign.log" 2>&1 || status=$?
+  tail -n 70 "$out/campaign.log"
+  if [ -d "$out/cases" ]; then tar -czf "$out/cases.tgz" -C "$out" cases && rm -rf "$out/cases"; fi
+}
+
 run_bench() {
   "$here/bin/pool_bench" --benchmark_out="$out/pool_bench.json" --benchmark_out_format=json \
     --benchmark_min_time=0.2 ${BENCH_ARGS:-} 2>&1 | tee "$out/pool_bench.log" | grep -vE "^-+$" | tail -n 120
@@ -44,8 +59,9 @@ case "${1:-all}" in
   tests) run_tests ;;
   long) run_long ;;
   bench) run_bench ;;
+  campaign) run_campaign ;;
   all) run_tests; run_bench ;;
-  *) echo "usage: run_gpu.sh tests|long|bench|all" >&2; exit 2 ;;
+  *) echo "usage: run_gpu.sh tests|long|bench|campaign|all" >&2; exit 2 ;;
 esac
 if [ -n "$(ls -A "$failures")" ]; then tar -czf "$out/failures.tgz" -C "$failures" .; fi
 exit $status

@@ -1,4 +1,5 @@
-// The poolgrad command: version, devices, variants, check (the main job), replay.
+// The poolgrad command: version, devices, variants, check (the main job), replay, and the
+// subcommands of src/cli/pool_commands.cpp and src/cli/fuzz_commands.cpp.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
@@ -8,7 +9,9 @@
 #include "src/check_set.hpp"
 #include "src/registry.hpp"
 #include "src/verify.hpp"
+#include "fuzz/case_file.hpp"
 #include "src/cli/commands.hpp"
+#include "src/cli/fuzz_commands.hpp"
 
 namespace pg {
 namespace {
@@ -146,14 +149,18 @@ int main(int argc, char** argv) {
   auto* replay = app.add_subcommand("replay", "rerun one case from the line a failure printed");
   std::string problem_text, kind = "ints", variant, backend = "cpu";
   uint64_t seed = 1;
-  replay->add_option("--problem", problem_text, "the problem line")->required();
+  std::string case_file;
+  auto* file_opt = replay->add_option("file", case_file, "a case file written by poolgrad fuzz (instead of the options)");
+  replay->add_option("--problem", problem_text, "the problem line")->excludes(file_opt);
   replay->add_option("--data", kind, "ints, special or real");
   replay->add_option("--seed", seed, "data seed");
-  replay->add_option("--variant", variant, "variant name")->required();
+  replay->add_option("--variant", variant, "variant name")->excludes(file_opt);
   replay->add_option("--backend", backend, "cpu or gpuN");
 
   pg::PoolCommandOptions pool_opts;
   pg::add_pool_commands(app, pool_opts);
+  pg::FuzzCommandOptions fuzz_opts;
+  pg::add_fuzz_commands(app, fuzz_opts);
 
   try {
     app.parse(argc, argv);
@@ -165,7 +172,23 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("devices")) return pg::cmd_devices();
     if (app.got_subcommand("variants")) return pg::cmd_variants();
     if (app.got_subcommand("check")) return pg::cmd_check(only, verbose);
-    if (app.got_subcommand("replay")) return pg::cmd_replay(problem_text, kind, seed, variant, backend);
+    if (app.got_subcommand("replay")) {
+      if (!case_file.empty()) {
+        pg::fuzz::PoolCaseFile c;
+        std::string error;
+        if (!pg::fuzz::read_pool_case_file(case_file, &c, &error)) {
+          std::fprintf(stderr, "poolgrad replay: %s\n", error.c_str());
+          return 2;
+        }
+        return pg::cmd_replay(c.problem, pg::data_kind_name(c.data.kind), c.data.seed, c.variant, c.backend);
+      }
+      if (problem_text.empty() || variant.empty()) {
+        std::fprintf(stderr, "poolgrad replay: give a case FILE, or --problem and --variant\n");
+        return 2;
+      }
+      return pg::cmd_replay(problem_text, kind, seed, variant, backend);
+    }
+    if (app.got_subcommand("fuzz") || app.got_subcommand("fuzz-merge")) return pg::run_fuzz_command(fuzz_opts);
     return pg::run_pool_command(app, pool_opts);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "poolgrad: %s\n", e.what());

@@ -1,0 +1,51 @@
+// A fuzz campaign: every target (variant x backend kind) on every selected device, cases drawn
+// deterministically, verified on `jobs` threads, until a time or case limit or a stop request.
+//
+// Lanes. A CPU target is one lane; a GPU target is one lane per selected device. Case k of a
+// lane is drawn from a random source seeded by (seed, lane name, k * shard_count + shard): the
+// same seed and shard give the same cases, and the shards of a campaign split one case sequence
+// per lane without overlap (shards 0..N-1 with --cases C each run what one shard with C * N runs).
+//
+// Threads. Each job thread owns a CPU backend and, when GPU lanes run, a GPU backend for device
+// (job mod device count), made on that thread; it runs the oracle on the host and the case on
+// whichever of its backends the lane names. A job gives the CPU executor (kernels/common/exec.hpp)
+// cores / jobs threads, so jobs x executor threads stay at the core count. Jobs pick the lane
+// that has had the least thread time so far: slow variants get the same time as fast ones.
+//
+// Failures. A failing case is de-duplicated by (lane, signature); a new one is shrunk (RapidCheck's
+// shrinks, greedily, keeping the signature) and written to the corpus directory as a case file
+// (fuzz/case_file.hpp) named variant-backend-signature hash; the campaign goes on.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "fuzz/campaign_report.hpp"
+#include "fuzz/target.hpp"
+
+namespace pg::fuzz {
+
+struct CampaignOptions {
+  Targets targets;
+  std::vector<int> gpu_devices;  // where GPU targets run; must be non-empty when any target is a GPU one
+  uint64_t seed = 1;
+  int shard = 0, shard_count = 1;
+  double seconds = 60;  // 0: no time limit
+  int64_t cases = 0;    // per lane; 0: no case limit (at least one limit must be set)
+  int jobs = 1;
+  std::string corpus_dir = "poolgrad-cases";
+  int max_shrink_runs = 400;  // verifications spent shrinking one failure
+  // Called about every `status_every_s` with a one-line summary (elapsed, cases, cases/s,
+  // failures, busiest and slowest lane); empty: no status.
+  std::function<void(const std::string&)> status;
+  double status_every_s = 1;
+  const std::atomic<bool>* stop = nullptr;  // set from outside (Ctrl-C): finish the cases in flight and return
+};
+
+// Throws pg::Error when a backend cannot be made (a device that is not there).
+CampaignReport run_campaign(const CampaignOptions& o);
+
+}  // namespace pg::fuzz
