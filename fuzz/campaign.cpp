@@ -71,9 +71,9 @@ class Campaign {
   }
 
   CampaignReport run() {
-    const Clock::time_point start = Clock::now();
+    const Clock::time_point start = start_ = Clock::now();
     const int jobs = std::max(1, o_.jobs);
-    const int executor_threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / jobs);
+    const int executor_threads = std::max(2, static_cast<int>(std::thread::hardware_concurrency()) / jobs);
     std::vector<std::thread> workers;
     for (int j = 0; j < jobs; ++j)
       workers.emplace_back([this, j, jobs, executor_threads] { work(j, executor_threads); });
@@ -178,7 +178,7 @@ class Campaign {
           ++f.count;
           return;
         }
-      l.failures.push_back({t.signature, "", "", 1});
+      l.failures.push_back({t.signature, "", "", 1, seconds_since(start_)});
     }
     failures_.fetch_add(1);
     Trial small = l.target->shrink(random, b, t.signature, o_.max_shrink_runs, stopping_);
@@ -251,6 +251,7 @@ class Campaign {
 
   const CampaignOptions& o_;
   std::vector<std::unique_ptr<Lane>> lanes_;
+  Clock::time_point start_;
   std::atomic<bool> stopping_{false};
   std::atomic<int64_t> failures_{0};
   std::mutex m_;

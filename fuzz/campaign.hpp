@@ -9,8 +9,11 @@
 // Threads. Each job thread owns a CPU backend and, when GPU lanes run, a GPU backend for device
 // (job mod device count), made on that thread; it runs the oracle on the host and the case on
 // whichever of its backends the lane names. A job gives the CPU executor (kernels/common/exec.hpp)
-// cores / jobs threads, so jobs x executor threads stay at the core count. Jobs pick the lane
-// that has had the least thread time so far: slow variants get the same time as fast ones.
+// cores / jobs threads, but at least 2: the atomic variants must still race on the CPU (a planted
+// plain add instead of an atomic one goes unseen on one thread), so with jobs = cores a case of
+// 2048 work items or more (the executor's split point) briefly runs two threads on one core.
+// Jobs pick the lane that has had the least thread time so far: slow variants get the same time
+// as fast ones.
 //
 // Failures. A failing case is de-duplicated by (lane, signature); a new one is shrunk (RapidCheck's
 // shrinks, greedily, keeping the signature) and written to the corpus directory as a case file

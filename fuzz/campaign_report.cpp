@@ -48,7 +48,7 @@ nlohmann::json to_json(const CampaignReport& r) {
     nlohmann::json failures = nlohmann::json::array();
     for (const FailureRecord& f : l.failures)
       failures.push_back({{"signature", f.signature}, {"case_file", f.case_file}, {"problem", f.problem},
-                          {"count", f.count}});
+                          {"count", f.count}, {"first_s", f.first_s}});
     lanes.push_back({{"variant", l.variant},
                      {"backend", l.backend},
                      {"cases", l.cases},
@@ -94,7 +94,8 @@ CampaignReport report_from_json(const nlohmann::json& j) {
     l.admitted = field<std::vector<std::string>>(lj, "admitted_tags", where);
     for (const nlohmann::json& fj : field<nlohmann::json>(lj, "failures", where))
       l.failures.push_back({field<std::string>(fj, "signature", where), field<std::string>(fj, "case_file", where),
-                            field<std::string>(fj, "problem", where), field<int64_t>(fj, "count", where)});
+                            field<std::string>(fj, "problem", where), field<int64_t>(fj, "count", where),
+                            field<double>(fj, "first_s", where)});
     r.lanes.push_back(std::move(l));
   }
   return r;
@@ -134,7 +135,10 @@ CampaignReport merge_reports(const std::vector<CampaignReport>& parts) {
         auto same = std::find_if(it->failures.begin(), it->failures.end(),
                                  [&](const FailureRecord& x) { return x.signature == f.signature; });
         if (same == it->failures.end()) it->failures.push_back(f);
-        else same->count += f.count;
+        else {
+          same->count += f.count;
+          same->first_s = std::min(same->first_s, f.first_s);
+        }
       }
     }
   }
@@ -145,17 +149,17 @@ CampaignReport merge_reports(const std::vector<CampaignReport>& parts) {
 std::string report_table(const CampaignReport& r) {
   std::string out;
   char line[512];
-  std::snprintf(line, sizeof line, "%-28s %-7s %10s %9s %9s %8s\n", "variant", "backend", "cases", "cases/s", "tags",
-                "failures");
+  std::snprintf(line, sizeof line, "%-28s %-7s %10s %9s %9s %9s %8s\n", "variant", "backend", "cases", "cases/s",
+                "discarded", "tags", "failures");
   out += line;
   for (const LaneReport& l : r.lanes) {
     const std::string tags = std::to_string(l.admitted_reached()) + "/" + std::to_string(l.admitted.size());
-    std::snprintf(line, sizeof line, "%-28s %-7s %10lld %9.1f %9s %8zu\n", l.variant.c_str(), l.backend.c_str(),
-                  static_cast<long long>(l.cases), r.elapsed_s > 0 ? l.cases / r.elapsed_s : 0.0, tags.c_str(),
-                  l.failures.size());
+    std::snprintf(line, sizeof line, "%-28s %-7s %10lld %9.1f %9lld %9s %8zu\n", l.variant.c_str(), l.backend.c_str(),
+                  static_cast<long long>(l.cases), r.elapsed_s > 0 ? l.cases / r.elapsed_s : 0.0,
+                  static_cast<long long>(l.discarded), tags.c_str(), l.failures.size());
     out += line;
   }
-  std::snprintf(line, sizeof line, "%-36s %10lld %9.1f %18lld   (%.1f s, seed %llu, shard%s",
+  std::snprintf(line, sizeof line, "%-36s %10lld %9.1f %28lld   (%.1f s, seed %llu, shard%s",
                 "total", static_cast<long long>(r.cases()), r.elapsed_s > 0 ? r.cases() / r.elapsed_s : 0.0,
                 static_cast<long long>(r.distinct_failures()), r.elapsed_s, static_cast<unsigned long long>(r.seed),
                 r.shards.size() == 1 ? "" : "s");
@@ -166,9 +170,11 @@ std::string report_table(const CampaignReport& r) {
   }
   out += " of " + std::to_string(r.shard_count) + (r.interrupted ? ", interrupted)\n" : ")\n");
   for (const LaneReport& l : r.lanes)
-    for (const FailureRecord& f : l.failures)
-      out += "FAIL " + l.variant + " on " + l.backend + ": " + f.signature + " (" + std::to_string(f.count) +
-             " cases)\n  problem: " + f.problem + "\n  case: " + f.case_file + "\n";
+    for (const FailureRecord& f : l.failures) {
+      std::snprintf(line, sizeof line, " (%lld cases, the first after %.1f s)\n", static_cast<long long>(f.count), f.first_s);
+      out += "FAIL " + l.variant + " on " + l.backend + ": " + f.signature + line + "  problem: " + f.problem +
+             "\n  case: " + f.case_file + "\n";
+    }
   return out;
 }
 

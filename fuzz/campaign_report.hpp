@@ -16,7 +16,8 @@ struct FailureRecord {
   std::string signature;
   std::string case_file;  // where the shrunk case was written
   std::string problem;    // the shrunk case's problem line
-  int64_t count = 0;      // cases that failed this way (each shrunk once)
+  int64_t count = 0;      // cases that failed this way (the first one shrunk)
+  double first_s = 0;     // seconds into the campaign when the first one failed
 };
 
 struct LaneReport {
@@ -53,7 +54,7 @@ CampaignReport report_from_json(const nlohmann::json& j);
 // std::runtime_error saying which report does not fit.
 CampaignReport merge_reports(const std::vector<CampaignReport>& parts);
 
-// The end-of-campaign table: per lane cases, cases/s, tags reached of admitted, distinct failures
+// The end-of-campaign table: per lane cases, cases/s, discards, tags reached of admitted, distinct failures
 // (each with its case file), then the totals.
 std::string report_table(const CampaignReport& r);
 

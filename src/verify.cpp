@@ -51,10 +51,15 @@ void poison_element(DType t, unsigned char* at) {
   }
 }
 
+// Filled by doubling copies: a fuzz case poisons about a megabyte of bands, and element by element
+// that was the largest single cost of a small case (14% of a CPU campaign's time).
 std::vector<unsigned char> poisoned(DType t, size_t bytes) {
   std::vector<unsigned char> out(bytes);
-  const int size = dtype_size(t);
-  for (size_t i = 0; i + size <= bytes; i += size) poison_element(t, out.data() + i);
+  const size_t size = static_cast<size_t>(dtype_size(t));
+  if (bytes < size) return out;
+  poison_element(t, out.data());
+  const size_t whole = bytes / size * size;
+  for (size_t done = size; done < whole; done *= 2) std::memcpy(out.data() + done, out.data(), std::min(done, whole - done));
   return out;
 }
 

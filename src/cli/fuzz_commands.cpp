@@ -92,10 +92,10 @@ int run_campaign_command(const FuzzCommandOptions& o) {
   if (o.backend == "gpu" && found == 0) throw InvalidInput("--backend gpu: " + why_no_gpu);
   c.gpu_devices = parse_devices(o.devices, found);
   const bool gpu = !c.gpu_devices.empty();
-  if (o.backend == "all" && !gpu) std::fprintf(stderr, "note: GPU backend not fuzzed: %s\n", why_no_gpu.c_str());
   c.targets = select_targets(o, o.backend != "gpu", gpu);
   parse_shard(o.shard, &c.shard, &c.shard_count);
   if (o.fuzz->count("--jobs") && o.jobs < 1) throw InvalidInput("--jobs must be at least 1");
+  if (o.backend == "all" && !gpu) std::fprintf(stderr, "note: GPU backend not fuzzed: %s\n", why_no_gpu.c_str());
   c.jobs = o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   c.seed = o.fuzz->count("--seed") ? o.seed : std::random_device{}() | (uint64_t{std::random_device{}()} << 32);
   c.corpus_dir = o.corpus;
