@@ -85,9 +85,9 @@ class Campaign {
         const Clock::time_point now = Clock::now();
         if ((o_.stop && o_.stop->load()) || (o_.seconds > 0 && now - start >= to_duration(o_.seconds)))
           stopping_.store(true);
-        if (o_.status && now >= next_status) {
+        if (now >= next_status) {
           lock.unlock();
-          o_.status(status_line(seconds_since(start)));
+          say(status_line(seconds_since(start)));
           lock.lock();
           next_status = now + to_duration(o_.status_every_s);
         }
@@ -195,7 +195,14 @@ class Campaign {
           f.problem = small.case_file.value("problem", "");
         }
     }
-    if (o_.status) o_.status(small.message + "\n  case file: " + path);
+    say(small.message + "\n  case file: " + path);
+  }
+
+  // The status callback, one call at a time: jobs report failures while the main thread reports status.
+  void say(const std::string& text) {
+    if (!o_.status) return;
+    std::lock_guard<std::mutex> lock(status_mutex_);
+    o_.status(text);
   }
 
   std::string status_line(double elapsed) {
@@ -254,7 +261,7 @@ class Campaign {
   Clock::time_point start_;
   std::atomic<bool> stopping_{false};
   std::atomic<int64_t> failures_{0};
-  std::mutex m_;
+  std::mutex m_, status_mutex_;
   std::condition_variable cv_;
   int finished_jobs_ = 0;
   std::exception_ptr error_;

@@ -33,16 +33,17 @@ namespace pg::fuzz {
 
 struct CampaignOptions {
   Targets targets;
-  std::vector<int> gpu_devices;  // where GPU targets run; must be non-empty when any target is a GPU one
+  std::vector<int> gpu_devices;  // a GPU target runs on each of these (none listed: it does not run)
   uint64_t seed = 1;
   int shard = 0, shard_count = 1;
   double seconds = 60;  // 0: no time limit
-  int64_t cases = 0;    // per lane; 0: no case limit (at least one limit must be set)
+  int64_t cases = 0;    // cases drawn per lane (a discarded one counts); 0: no case limit (set one of the two)
   int jobs = 1;
   std::string corpus_dir = "poolgrad-cases";
   int max_shrink_runs = 400;  // verifications spent shrinking one failure
   // Called about every `status_every_s` with a one-line summary (elapsed, cases, cases/s,
-  // failures, busiest and slowest lane); empty: no status.
+  // failures, busiest and slowest lane), and with each new failure's shrunk report and case file
+  // path (several lines); one call at a time. Empty: nothing is said.
   std::function<void(const std::string&)> status;
   double status_every_s = 1;
   const std::atomic<bool>* stop = nullptr;  // set from outside (Ctrl-C): finish the cases in flight and return

@@ -1,6 +1,6 @@
-// What a fuzz campaign fuzzes: one kernel variant on one backend, seen through four questions:
-// what a case drawn from a random source is and what it gives, how a failing case shrinks, and
-// how it is saved. The campaign (fuzz/campaign.hpp) schedules targets over threads and devices
+// What a fuzz campaign fuzzes: one kernel variant on one kind of backend. A target draws and
+// verifies the case a random source selects, shrinks a failing one, and hands back each failure
+// with its case file. The campaign (fuzz/campaign.hpp) schedules targets over threads and devices
 // and keeps the counts; it never looks inside a case, so another op's variants (convolution)
 // join a campaign as another Target, with no change to the campaign.
 #pragma once
