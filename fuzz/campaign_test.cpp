@@ -1,13 +1,17 @@
 // Campaigns on the CPU backend, over variant lists the test builds (the planted-bug variant is
 // registered nowhere but here): a planted bug is found, shrunk, written as a case file and
 // reproduced from it; the same seed gives the same cases whatever the job count; shard reports
-// merge into the whole campaign; Ctrl-C stops a campaign that still reports.
+// merge into the whole campaign; Ctrl-C stops a campaign that still reports; and the poolgrad
+// command's fuzz, fuzz-merge and replay FILE with their exit statuses.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <sys/wait.h>
+
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "fuzz/campaign.hpp"
@@ -160,6 +164,44 @@ TEST(Campaign, CtrlCStopsItAndTheReportIsStillMade) {
   EXPECT_LT(took, 30);
   EXPECT_GT(r.cases(), 0);
   EXPECT_TRUE(to_json(r)["interrupted"].get<bool>());
+}
+
+// The poolgrad command ($POOLGRAD_EXE) run through the shell: its exit status.
+int poolgrad(const std::string& args) {
+  const char* exe = std::getenv("POOLGRAD_EXE");
+  if (!exe) throw std::runtime_error("set POOLGRAD_EXE to the poolgrad executable");
+  const int status = std::system((std::string(exe) + " " + args + " >/dev/null 2>&1").c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST(PoolgradCommand, FuzzMergeAndReplayFile) {
+  const std::filesystem::path dir = scratch("command");
+  std::filesystem::create_directories(dir);
+  const std::string common = "fuzz --cases 8 --seed 11 --backend cpu --jobs 2 --variants '^avg\\.gather$' --corpus " +
+                             (dir / "cases").string();
+  const std::string r0 = (dir / "r0.json").string(), r1 = (dir / "r1.json").string(), all = (dir / "all.json").string();
+  EXPECT_EQ(poolgrad(common + " --shard 0/2 --report " + r0), 0);
+  EXPECT_EQ(poolgrad(common + " --shard 1/2 --report " + r1), 0);
+  EXPECT_EQ(poolgrad("fuzz-merge " + r0 + " " + r1 + " --out " + all), 0);
+  std::ifstream in(all);
+  const CampaignReport merged = report_from_json(nlohmann::json::parse(in));
+  EXPECT_EQ(merged.cases(), 16);
+  EXPECT_EQ(poolgrad("fuzz-merge " + r0 + " " + r0), 2);  // a shard twice
+  for (const char* bad : {"--shard 2/2", "--cases 0", "--minutes 1 --cases 3", "--variants '('", "--variants nothing",
+                          "--backend tpu", "--jobs 0"})
+    EXPECT_EQ(poolgrad(std::string("fuzz --backend cpu ") + bad), 2) << bad;
+
+  // A case file of a registered variant replays; one that is not a case file is bad usage.
+  const std::string passing = (dir / "passing.json").string();
+  std::ofstream(passing) << pool_case_json({"avg.gather", "cpu",
+                                            "op=avg1d n=1 c=1 in=5 k=1 s=1 d=1 pb=0 pe=0 ceil=0 div=include_pad "
+                                            "layout=ncdhw dtype=f32 padlimit=none avg3dcheck=0",
+                                            {1, DataKind::special}},
+                                           "", "", "")
+                                .dump();
+  EXPECT_EQ(poolgrad("replay " + passing), 0);
+  EXPECT_EQ(poolgrad("replay " + r0), 2);
+  EXPECT_EQ(poolgrad("replay " + (dir / "missing.json").string()), 2);
 }
 
 }  // namespace
