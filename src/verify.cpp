@@ -517,7 +517,7 @@ Outcome PreparedRun::verify(const VerifyOptions& opt) {
       if (!(lo <= have && have <= hi))
         why = "outside [" + format_double(lo) + ", " + format_double(hi) + "], expected +-" + format_double(bound) +
               " (the f32 sum's bound) rounded to " + dtype_name(p.dtype);
-      kind = "outside the rounded bound";
+      kind = "outside the bound";
     } else if (!std::isfinite(have)) {
       why = kind = "non-finite where the oracle is finite";
     } else if (std::fabs(have - want) > bound) {
