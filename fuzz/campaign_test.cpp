@@ -25,7 +25,9 @@ namespace {
 
 std::filesystem::path scratch(const std::string& name) {
   const char* env = std::getenv("POOLGRAD_TEST_SCRATCH");
-  const std::filesystem::path dir = std::filesystem::path(env && *env ? env : "campaign-scratch") / name;
+  const std::filesystem::path root =
+      env && *env ? std::filesystem::path(env) : std::filesystem::temp_directory_path() / "poolgrad-campaign-tests";
+  const std::filesystem::path dir = root / name;
   std::filesystem::remove_all(dir);
   return dir;
 }
