@@ -37,7 +37,7 @@ PY
   out="$work/mutant-$n"
   rm -rf "$out" && mkdir -p "$out"
   if ninja -C "$work/build" src/poolgrad >"$out/build.log" 2>&1; then
-    "$work/build/src/poolgrad" fuzz --minutes "${MINUTES:-1}" --backend cpu --seed "${SEED:-20261123}" "${jobs[@]}" \
+    "$work/build/src/poolgrad" fuzz --minutes "${MINUTES:-1}" --backend cpu --seed "${SEED:-20261123}" ${jobs[@]+"${jobs[@]}"} \
       --corpus "$out/cases" --report "$out/report.json" >"$out/campaign.log" 2>&1
     rc=$?
     first=$(python3 -c "import json,sys; r=json.load(open(sys.argv[1])); t=[f['first_s'] for l in r['lanes'] for f in l['failures']]; print('%.1f' % min(t) if t else '-')" "$out/report.json")

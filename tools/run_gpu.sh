@@ -44,8 +44,17 @@ run_campaign() {
   local jobs=()
   [ -n "${JOBS:-}" ] && jobs=(--jobs "$JOBS")
   "$here/bin/poolgrad" fuzz --minutes "${MINUTES:-5}" --backend "${BACKEND:-all}" --seed "${SEED:-20261123}" \
-    "${jobs[@]}" --corpus "$out/cases" --report "$out/campaign.json" > "$out/campaign.log" 2>&1 || status=$?
+    ${jobs[@]+"${jobs[@]}"} --corpus "$out/cases" --report "$out/campaign.json" > "$out/campaign.log" 2>&1 || status=$?
   tail -n 70 "$out/campaign.log"
+  [ -f "$out/campaign.json" ] && python3 - "$out/campaign.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+by = {}
+for lane in r["lanes"]:
+    by[lane["backend"]] = by.get(lane["backend"], 0) + lane["cases"]
+print("cases/s by backend:", ", ".join(f"{b} {n / r['elapsed_s']:.0f}" for b, n in by.items()),
+      f"| total {r['cases_per_s']:.0f} over {r['elapsed_s']:.0f} s, {r['jobs']} jobs")
+PY
   if [ -d "$out/cases" ]; then tar -czf "$out/cases.tgz" -C "$out" cases && rm -rf "$out/cases"; fi
 }
 
