@@ -181,7 +181,13 @@ class Campaign {
       l.failures.push_back({t.signature, "", "", 1, seconds_since(start_)});
     }
     failures_.fetch_add(1);
-    Trial small = l.target->shrink(random, b, t.signature, o_.max_shrink_runs, stopping_);
+    if (t.backend_lost) {
+      // A sticky GPU error: every later launch on the device fails, and so would shrinking.
+      for (const auto& other : lanes_)
+        if (other->device == l.device) other->done.store(true);
+      say(l.backend + " failed at the runtime level: its lanes stop, the rest of the campaign goes on");
+    }
+    Trial small = t.backend_lost ? t : l.target->shrink(random, b, t.signature, o_.max_shrink_runs, stopping_);
     if (small.verdict != Trial::Verdict::fail || small.signature != t.signature) small = std::move(t);
     std::error_code ec;
     std::filesystem::create_directories(o_.corpus_dir, ec);

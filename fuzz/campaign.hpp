@@ -17,7 +17,8 @@
 //
 // Failures. A failing case is de-duplicated by (lane, signature); a new one is shrunk (RapidCheck's
 // shrinks, greedily, keeping the signature) and written to the corpus directory as a case file
-// (fuzz/case_file.hpp) named variant-backend-signature hash; the campaign goes on.
+// (fuzz/case_file.hpp) named variant-backend-signature hash; the campaign goes on. A failure
+// that broke its backend (a GPU runtime error) is saved unshrunk and ends that device's lanes.
 #pragma once
 
 #include <atomic>

@@ -106,6 +106,7 @@ class PoolTarget final : public Target {
       return t;
     }
     t.verdict = Trial::Verdict::fail;
+    t.backend_lost = b.kind() == BackendKind::gpu && o.signature == "the run failed";
     t.signature = o.signature;
     t.message = o.message;
     t.case_file = pool_case_json({v_.name, b.name(), to_string(c.problem), c.data}, o.signature, o.message, o.replay);

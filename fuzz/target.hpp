@@ -25,6 +25,9 @@ struct Trial {
   std::string signature;          // fail: the kind of failure, without numbers
   std::string message;            // fail: the report, replay line included
   nlohmann::json case_file;       // fail: the case as `poolgrad replay FILE` reads it
+  // fail: the backend itself broke (a GPU runtime error, after which every launch on that device
+  // fails): the campaign stops using it instead of shrinking and counting its echoes
+  bool backend_lost = false;
 };
 
 class Target {
