@@ -152,10 +152,10 @@ int main(int argc, char** argv) {
   std::string case_file;
   auto* file_opt = replay->add_option("file", case_file, "a case file written by poolgrad fuzz (instead of the options)");
   replay->add_option("--problem", problem_text, "the problem line")->excludes(file_opt);
-  replay->add_option("--data", kind, "ints, special or real");
-  replay->add_option("--seed", seed, "data seed");
+  replay->add_option("--data", kind, "ints, special or real")->excludes(file_opt);
+  replay->add_option("--seed", seed, "data seed")->excludes(file_opt);
   replay->add_option("--variant", variant, "variant name")->excludes(file_opt);
-  replay->add_option("--backend", backend, "cpu or gpuN");
+  replay->add_option("--backend", backend, "cpu or gpuN (with a FILE: instead of the file's)");
 
   pg::PoolCommandOptions pool_opts;
   pg::add_pool_commands(app, pool_opts);
@@ -180,7 +180,8 @@ int main(int argc, char** argv) {
           std::fprintf(stderr, "poolgrad replay: %s\n", error.c_str());
           return 2;
         }
-        return pg::cmd_replay(c.problem, pg::data_kind_name(c.data.kind), c.data.seed, c.variant, c.backend);
+        return pg::cmd_replay(c.problem, pg::data_kind_name(c.data.kind), c.data.seed, c.variant,
+                              replay->count("--backend") ? backend : c.backend);
       }
       if (problem_text.empty() || variant.empty()) {
         std::fprintf(stderr, "poolgrad replay: give a case FILE, or --problem and --variant\n");
