@@ -26,6 +26,9 @@ constexpr size_t kAlign = 64;
 // each time (page faults alone were 10% of a CPU campaign's time). A reused mapping keeps its
 // guards; every byte of a buffer is uploaded or poisoned before a run reads it.
 constexpr size_t kReuseBytes = size_t{256} << 20;
+// and at most this many: each is three kernel mappings (guard, pages, guard), a process may hold
+// 65,530 (Linux's default vm.max_map_count), and a campaign has a CPU backend per job.
+constexpr size_t kReuseMappings = 256;
 
 size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
@@ -85,7 +88,7 @@ class CpuBackend final : public Backend {
       m = it->second;
       mappings_.erase(it);
       const size_t usable = m.bytes - 2 * kGuardBytes;
-      if (spare_bytes_ + usable <= kReuseBytes) {
+      if (spare_bytes_ + usable <= kReuseBytes && spare_.size() < kReuseMappings) {
         spare_.emplace(usable, m);
         spare_bytes_ += usable;
         return;
