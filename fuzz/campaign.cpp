@@ -76,7 +76,7 @@ class Campaign {
     const int executor_threads = std::max(2, static_cast<int>(std::thread::hardware_concurrency()) / jobs);
     std::vector<std::thread> workers;
     for (int j = 0; j < jobs; ++j)
-      workers.emplace_back([this, j, jobs, executor_threads] { work(j, executor_threads); });
+      workers.emplace_back([this, j, executor_threads] { work(j, executor_threads); });
     Clock::time_point next_status = start + to_duration(o_.status_every_s);
     {
       std::unique_lock<std::mutex> lock(m_);
