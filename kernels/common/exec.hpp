@@ -73,8 +73,8 @@ struct CpuExec {
   void zero(void* p, size_t bytes) const { std::memset(p, 0, bytes); }
 
   // Host threads a for_each called from this thread may use (0: one per core). A fuzz campaign
-  // verifies several cases at once, each on its own thread, and gives each its share of the
-  // cores so that cases x threads stays at the core count.
+  // verifies several cases at once, each on its own thread, and gives each a share of the cores
+  // (fuzz/campaign.hpp says how much) instead of all of them.
   static void limit_threads_of_this_thread(int threads) { thread_limit_ = threads; }
 
  private:
