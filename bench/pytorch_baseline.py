@@ -1,17 +1,22 @@
 #!/usr/bin/env python3
-"""Times PyTorch's native pooling-backward kernels on the baseline rows, on the current GPU,
-the way bench/baselines/README.md did: CUDA events, median of 50 runs after 10 warm-ups,
-plus a device-to-device copy ceiling (bytes read + written) measured in the same run.
+"""Times PyTorch's native pooling-backward kernels on a suite's rows, on the current GPU, the
+way bench/baselines/README.md did: CUDA events, median of 50 runs after 10 warm-ups, plus a
+device-to-device copy ceiling (bytes read + written) measured in the same run.
 
-Row names match bench/rows.cpp, so bench/report.py can join the two reports.
-Usage: python3 bench/pytorch_baseline.py --out pytorch.json
+The rows come from poolgrad itself, so they are defined once (bench/rows.cpp, bench/networks.cpp):
+    poolgrad bench --suite networks --list --json > rows.json
+    python3 bench/pytorch_baseline.py --rows rows.json --out pytorch.json
+Row names are the join key with the poolgrad report (bench/report.py, bench/plot.py). A row
+PyTorch cannot express (asymmetric padding, a divisor rule it lacks, non-plane indices,
+channels-last 1D, dilated average pooling) is listed under "skipped" with the reason.
 """
 import argparse
 import datetime
 import json
 
 import torch
-import torch.nn.functional as F
+
+DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16, "float64": torch.float64}
 
 
 def time_ms(fn, warmup=10, runs=50):
@@ -38,61 +43,49 @@ def copy_ceiling_gbs(nbytes=4 << 30):
     return 2 * nbytes / (ms * 1e-3) / 1e9
 
 
-def row_name(op, shape, k, s, p, ceil, cl, dtype, cip):
-    dims = len(shape) - 2
-    name = f"{op}pool{dims}d_bwd ({', '.join(map(str, shape))}) k{k}s{s}p{p}"
-    if op == "avg" and cip:
-        name += " cip"
-    if ceil:
-        name += " ceil"
-    if op == "avg" and not cip:
-        name += " nopad"
-    if cl:
-        name += " CL"
-    name += " float16" if dtype == torch.float16 else " float32"
-    if op == "max":
-        name += " idx=int64"
-    return name
+def why_not_expressible(r):
+    if r["padding"] != r["pad_end"]:
+        return "asymmetric padding"
+    if r["layout"] == "NHWC" and r["dims"] == 1:
+        return "PyTorch has no channels-last 1D memory format"
+    if r["op"] == "avg" and any(d != 1 for d in r["dilation"]):
+        return "PyTorch's avg_pool has no dilation"
+    if r["op"] == "avg" and r["divisor"] == "full_kernel" and "divisor_override" not in r:
+        return "PyTorch has no full_kernel divisor rule"
+    if r["op"] == "max" and r["indices"] != "plane/i64":
+        return "PyTorch's indices are plane/i64"
+    return None
 
 
-ROWS = [
-    ("max", (64, 64, 112, 112), 3, 2, 1, False, False, torch.float32, True),
-    ("max", (64, 64, 112, 112), 3, 2, 1, False, True, torch.float32, True),
-    ("max", (32, 256, 56, 56), 2, 2, 0, False, False, torch.float32, True),
-    ("max", (64, 64, 112, 112), 3, 2, 1, False, False, torch.float16, True),
-    ("max", (64, 64, 112, 112), 3, 2, 1, True, False, torch.float32, True),
-    ("max", (8, 64, 16, 56, 56), 3, 2, 1, False, False, torch.float32, True),
-    ("max", (8, 64, 16, 56, 56), 2, 2, 0, False, False, torch.float32, True),
-    ("max", (8, 64, 16, 56, 56), 3, 1, 1, False, False, torch.float32, True),
-    ("avg", (16, 64, 16, 56, 56), 2, 2, 0, False, False, torch.float32, True),
-    ("avg", (16, 64, 16, 56, 56), 2, 2, 0, False, True, torch.float32, True),
-    ("avg", (8, 64, 16, 56, 56), 3, 1, 1, False, False, torch.float32, False),
-    ("avg", (8, 64, 16, 56, 56), 3, 1, 1, False, False, torch.float32, True),
-    ("avg", (2, 32, 128, 128, 128), 3, 2, 1, True, False, torch.float32, False),
-    ("avg", (16, 64, 16, 56, 56), 2, 2, 0, False, False, torch.float16, True),
-    ("avg", (64, 128, 56, 56), 3, 1, 1, False, False, torch.float32, True),
-    ("avg", (64, 128, 56, 56), 2, 2, 0, False, False, torch.float32, True),
-]
-
-
-def measure(op, shape, k, s, p, ceil, cl, dtype, cip):
-    dims = len(shape) - 2
-    x = torch.randn(shape, device="cuda", dtype=dtype)
-    if cl:
-        x = x.contiguous(memory_format=torch.channels_last if dims == 2 else torch.channels_last_3d)
-    if op == "max":
-        pool = F.max_pool2d if dims == 2 else F.max_pool3d
-        y, idx = pool(x, k, s, p, ceil_mode=ceil, return_indices=True)
+def measure(r):
+    """PyTorch's 1D pooling runs as 2D on (N, C, 1, L); this does the same."""
+    dims = r["dims"]
+    as2d = dims == 1
+    shape = list(r["shape"])
+    k, s, p, d = r["kernel_size"], r["stride"], r["padding"], r["dilation"]
+    if as2d:
+        shape = shape[:2] + [1] + shape[2:]
+        k, s, p, d = [1] + k, [1] + s, [0] + p, [1] + d
+    nd = len(shape) - 2
+    x = torch.randn(shape, device="cuda", dtype=DTYPES[r["dtype"]])
+    if r["layout"] == "NHWC":
+        x = x.contiguous(memory_format=torch.channels_last if nd == 2 else torch.channels_last_3d)
+    ceil = r["ceil_mode"]
+    if r["op"] == "max":
+        fwd = torch.ops.aten.max_pool2d_with_indices if nd == 2 else torch.ops.aten.max_pool3d_with_indices
+        y, idx = fwd(x, k, s, p, d, ceil)
         dy = torch.randn_like(y)
-        bwd = torch.ops.aten.max_pool2d_with_indices_backward if dims == 2 else torch.ops.aten.max_pool3d_with_indices_backward
-        fn = lambda: bwd(dy, x, [k] * dims, [s] * dims, [p] * dims, [1] * dims, ceil, idx)
+        bwd = torch.ops.aten.max_pool2d_with_indices_backward if nd == 2 else torch.ops.aten.max_pool3d_with_indices_backward
+        fn = lambda: bwd(dy, x, k, s, p, d, ceil, idx)
         nbytes = dy.numel() * dy.element_size() + idx.numel() * 8 + x.numel() * x.element_size()
     else:
-        pool = F.avg_pool2d if dims == 2 else F.avg_pool3d
-        y = pool(x, k, s, p, ceil_mode=ceil, count_include_pad=cip)
+        cip = r["count_include_pad"]
+        override = r.get("divisor_override")
+        fwd = torch.ops.aten.avg_pool2d if nd == 2 else torch.ops.aten.avg_pool3d
+        y = fwd(x, k, s, p, ceil, cip, override)
         dy = torch.randn_like(y)
-        bwd = torch.ops.aten.avg_pool2d_backward if dims == 2 else torch.ops.aten.avg_pool3d_backward
-        fn = lambda: bwd(dy, x, [k] * dims, [s] * dims, [p] * dims, ceil, cip, None)
+        bwd = torch.ops.aten.avg_pool2d_backward if nd == 2 else torch.ops.aten.avg_pool3d_backward
+        fn = lambda: bwd(dy, x, k, s, p, ceil, cip, override)
         nbytes = dy.numel() * dy.element_size() + x.numel() * x.element_size()
     ms = time_ms(fn)
     return ms, nbytes / (ms * 1e-3) / 1e9
@@ -100,22 +93,31 @@ def measure(op, shape, k, s, p, ceil, cl, dtype, cip):
 
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", required=True, help="rows.json from `poolgrad bench --suite S --list --json`")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     torch.backends.cudnn.benchmark = False
+    rows_in = json.load(open(args.rows))
     copy = copy_ceiling_gbs()
-    rows = []
-    for r in ROWS:
-        ms, gbs = measure(*r)
-        rows.append({"case": row_name(*r), "ms": ms, "gbs": gbs, "frac": gbs / copy})
-        print(f"{rows[-1]['case']:70s} {ms:8.3f} ms {gbs:8.1f} GB/s {100 * gbs / copy:5.1f}%", flush=True)
+    rows, skipped = [], []
+    for r in rows_in:
+        why = why_not_expressible(r)
+        if why:
+            skipped.append({"case": r["name"], "why": why})
+            print(f"{r['name']:90s} skipped: {why}", flush=True)
+            continue
+        ms, gbs = measure(r)
+        rows.append({"case": r["name"], "ms": ms, "gbs": gbs, "frac": gbs / copy})
+        print(f"{r['name']:90s} {ms:8.3f} ms {gbs:8.1f} GB/s {100 * gbs / copy:5.1f}%", flush=True)
+        torch.cuda.empty_cache()
     report = {
         "device": torch.cuda.get_device_name(0),
         "torch": torch.__version__,
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "command": "python3 bench/pytorch_baseline.py --out " + args.out,
+        "command": f"python3 bench/pytorch_baseline.py --rows {args.rows} --out {args.out}",
         "copy_gbs": copy,
         "rows": rows,
+        "skipped": skipped,
     }
     with open(args.out, "w") as f:
         json.dump(report, f, indent=1)

@@ -3,10 +3,12 @@
 into a markdown table: variant x row, ms, GB/s, % of the copy ceiling, the winner per row and
 how it compares with PyTorch, against the targets of issues 4 and 5.
 
-Usage: python3 bench/report.py POOL_BENCH.json PYTORCH.json > bench/REPORT.md
+Usage: python3 bench/report.py POOL_BENCH.json PYTORCH.json [--plot PLOT.png] > bench/REPORT.md
+With --plot, the picture bench/plot.py drew of the same report is embedded (the path as the
+markdown file will see it).
 """
+import argparse
 import json
-import sys
 from collections import defaultdict
 
 TARGET_PCT = 70.0
@@ -14,8 +16,13 @@ GOAL_PCT = 85.0
 
 
 def main():
-    bench = json.load(open(sys.argv[1]))
-    torch = json.load(open(sys.argv[2]))
+    ap = argparse.ArgumentParser()
+    ap.add_argument("bench")
+    ap.add_argument("pytorch")
+    ap.add_argument("--plot", help="PNG drawn by bench/plot.py from the same reports")
+    args = ap.parse_args()
+    bench = json.load(open(args.bench))
+    torch = json.load(open(args.pytorch))
     ctx = bench["context"]
     ceiling = float(ctx["copy_ceiling_GBps"])
     torch_rows = {r["case"]: r for r in torch["rows"]}
@@ -39,13 +46,16 @@ def main():
 
     out = []
     out.append(f"# Benchmark report: {ctx['device']}, {ctx['date']}\n")
-    out.append(f"Command: `{ctx['command']}`; PyTorch figures: `{torch.get('command', sys.argv[2])}` "
+    out.append(f"Suite `{ctx.get('suite', 'baseline')}`, built from commit `{ctx.get('commit', 'unrecorded')}`.\n")
+    out.append(f"Command: `{ctx['command']}`; PyTorch figures: `{torch.get('command', args.pytorch)}` "
                f"(PyTorch {torch.get('torch', '?')}, {torch.get('date', '?')}, {torch.get('device', '?')}).\n")
     out.append(f"Copy ceiling (hipMemcpy device-to-device, read + write): **{ceiling:.0f} GB/s**; "
                f"PyTorch's own 4 GiB copy in its run: {torch['copy_gbs']:.0f} GB/s.\n")
     for row, e in copies:
         out.append(f"- copy `{row}`: {e['ms']:.3f} ms, {e['gbs']:.0f} GB/s, {e['pct']:.1f}% of ceiling")
     out.append("")
+    if args.plot:
+        out.append(f"![% of the copy ceiling per variant per row, PyTorch beside it]({args.plot})\n")
     out.append("## Winners against PyTorch\n")
     out.append("| row | best variant | ms | GB/s | % copy | PyTorch ms | speed-up | target |")
     out.append("|---|---|---:|---:|---:|---:|---:|---|")
@@ -56,6 +66,8 @@ def main():
         need = 5.0 if ("avgpool" in row and "k3s1p1" in row) else 1.0
         ok = best["pct"] >= TARGET_PCT and speed > need
         verdict = ("met" if ok else "MISSED") + (f" (goal {GOAL_PCT:.0f}%: met)" if best["pct"] >= GOAL_PCT else "")
+        if not t:
+            verdict = "no PyTorch figure"
         out.append(f"| {row} | `{best['variant']}` | {best['ms']:.3f} | {best['gbs']:.0f} | {best['pct']:.1f} | "
                    f"{t['ms'] if t else float('nan'):.3f} | {speed:.2f}x (need > {need:g}x) | {verdict} |")
     out.append("")
@@ -66,7 +78,7 @@ def main():
         for e in sorted(entries, key=lambda e: e["ms"]):
             out.append(f"| {row} | `{e['variant']}` | {e['ms']:.3f} | {e['gbs']:.0f} | {e['pct']:.1f} |")
     if errors:
-        out.append("\n## Not timed (failed verification)\n")
+        out.append("\n## Not timed (failed verification, or not started within --max-seconds)\n")
         for name, msg in errors:
             out.append(f"- `{name}`: {msg}")
     print("\n".join(out))

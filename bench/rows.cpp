@@ -1,22 +1,20 @@
 #include "bench/rows.hpp"
 
+#include "src/selection.hpp"
+
 namespace pg::bench {
 namespace {
 
-struct Shape {
-  std::vector<int64_t> dims;  // N, C, spatial...
-};
-
-Row row(Op op, Shape s, int64_t k, int64_t stride, int64_t pad, bool ceil, bool channels_last,
+Row row(Op op, std::vector<int64_t> dims, int64_t k, int64_t stride, int64_t pad, bool ceil, bool channels_last,
         DType dtype, Divisor divisor) {
   Problem p;
   p.op = op;
-  p.dims = static_cast<int>(s.dims.size()) - 2;
-  p.n = s.dims[0];
-  p.c = s.dims[1];
+  p.dims = static_cast<int>(dims.size()) - 2;
+  p.n = dims[0];
+  p.c = dims[1];
   for (int i = 0; i < p.dims; ++i) {
     const int a = kAxes - p.dims + i;
-    p.in[a] = s.dims[2 + i];
+    p.in[a] = dims[2 + i];
     p.kernel[a] = k;
     p.stride[a] = stride;
     p.pad_begin[a] = p.pad_end[a] = pad;
@@ -26,25 +24,68 @@ Row row(Op op, Shape s, int64_t k, int64_t stride, int64_t pad, bool ceil, bool 
   p.dtype = dtype;
   p.divisor = divisor;
   finalize(p);
-
-  std::string name = std::string(op == Op::max ? "maxpool" : "avgpool") + std::to_string(p.dims) + "d_bwd (";
-  for (size_t i = 0; i < s.dims.size(); ++i) name += (i ? ", " : "") + std::to_string(s.dims[i]);
-  name += ") k" + std::to_string(k) + "s" + std::to_string(stride) + "p" + std::to_string(pad);
-  if (op == Op::avg) name += divisor == Divisor::exclude_pad ? "" : " cip";
-  if (ceil) name += " ceil";
-  if (op == Op::avg && divisor == Divisor::exclude_pad) name += " nopad";
-  if (channels_last) name += " CL";
-  name += dtype == DType::f16 ? " float16" : " float32";
-  if (op == Op::max) name += " idx=int64";
-  return {name, p};
+  return make_row("", p);
 }
 
 }  // namespace
 
+const char* torch_dtype_name(DType t) {
+  switch (t) {
+    case DType::f16: return "float16";
+    case DType::bf16: return "bfloat16";
+    case DType::f32: return "float32";
+    case DType::f64: return "float64";
+  }
+  return "?";
+}
+
+std::string describe_row(const Problem& p) {
+  std::string name = std::string(p.op == Op::max ? "maxpool" : "avgpool") + std::to_string(p.dims) + "d_bwd (" +
+                     std::to_string(p.n) + ", " + std::to_string(p.c);
+  for (int a = kAxes - p.dims; a < kAxes; ++a) name += ", " + std::to_string(p.in[a]);
+  name += ") k" + axes_text(p, p.kernel) + "s" + axes_text(p, p.stride) + "p" + axes_text(p, p.pad_begin);
+  bool asymmetric = false, dilated = false;
+  for (int a = 0; a < kAxes; ++a) {
+    asymmetric = asymmetric || p.pad_begin[a] != p.pad_end[a];
+    dilated = dilated || p.dilation[a] != 1;
+  }
+  if (asymmetric) name += '-' + axes_text(p, p.pad_end);
+  if (dilated) name += 'd' + axes_text(p, p.dilation);
+  const bool avg = p.op == Op::avg;
+  if (avg && p.has_divisor_override) name += " div" + std::to_string(p.divisor_override);
+  else if (avg && p.divisor == Divisor::include_pad) name += " cip";
+  else if (avg && p.divisor == Divisor::full_kernel) name += " fullk";
+  if (p.ceil_mode) name += " ceil";
+  if (avg && !p.has_divisor_override && p.divisor == Divisor::exclude_pad) name += " nopad";
+  if (p.layout == Layout::channels_last) name += " CL";
+  name += std::string(" ") + torch_dtype_name(p.dtype);
+  if (!avg) {
+    if (p.index_format == IndexFormat::plane) name += std::string(" idx=") + (p.index_type == IndexType::i64 ? "int64" : index_type_name(p.index_type));
+    else name += std::string(" idx=") + index_format_name(p.index_format) + "/" + index_type_name(p.index_type);
+  }
+  return name;
+}
+
+Row make_row(const std::string& label, const Problem& p) {
+  return {label.empty() ? describe_row(p) : label + ": " + describe_row(p), p, label};
+}
+
+std::vector<Row> resized(const std::vector<Row>& rows, int64_t batch, int64_t channels) {
+  std::vector<Row> out;
+  for (const Row& r : rows) {
+    Problem p = r.problem;
+    if (batch > 0) p.n = batch;
+    if (channels > 0) p.c = channels;
+    finalize(p);
+    out.push_back(make_row(r.label, p));
+  }
+  return out;
+}
+
 std::vector<Row> baseline_rows() {
-  const Shape m2{{64, 64, 112, 112}}, m2b{{32, 256, 56, 56}}, m3{{8, 64, 16, 56, 56}};
-  const Shape a3{{16, 64, 16, 56, 56}}, a3b{{8, 64, 16, 56, 56}}, a3c{{2, 32, 128, 128, 128}};
-  const Shape a2{{64, 128, 56, 56}};
+  const std::vector<int64_t> m2{64, 64, 112, 112}, m2b{32, 256, 56, 56}, m3{8, 64, 16, 56, 56};
+  const std::vector<int64_t> a3{16, 64, 16, 56, 56}, a3b{8, 64, 16, 56, 56}, a3c{2, 32, 128, 128, 128};
+  const std::vector<int64_t> a2{64, 128, 56, 56};
   const DType f32 = DType::f32, f16 = DType::f16;
   const Divisor inc = Divisor::include_pad, exc = Divisor::exclude_pad;
   return {

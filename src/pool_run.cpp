@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "reference/pool_reference.hpp"
+#include "src/auto_variant.hpp"
 #include "src/backend.hpp"
 #include "src/invalid_input.hpp"
 #include "src/profile.hpp"
@@ -108,10 +109,10 @@ std::vector<int64_t> decode_indices(const NpyArray& a) {
 
 const Variant& choose_variant(const std::string& name, const Problem& p, bool have_indices) {
   if (name == "auto") {
-    for (const Variant& v : variants())
-      if (v.op == p.op && (v.inputs != Inputs::dy_and_indices || have_indices) &&
-          v.supports(p, BackendKind::cpu).ok)
-        return v;
+    const AutoChoice c = choose_auto_variant(p, BackendKind::cpu, [&](const Variant& v) {
+      return v.inputs != Inputs::dy_and_indices || have_indices;
+    });
+    if (c.variant) return *c.variant;
     throw InvalidInput("--variant auto: no registered variant supports this problem on the CPU backend (" +
                        to_string(p) + ")");
   }

@@ -6,6 +6,11 @@
 #   long   the fuzz suite with POOLGRAD_FUZZ_CASES=${CASES:-10000} per variant
 #   bench  the benchmark (JSON) and PyTorch's figures on the same GPU, same session
 #          (BENCH_ARGS passes e.g. --benchmark_filter=max; SKIP_PYTORCH=1 skips PyTorch)
+#   networks  `poolgrad bench --suite networks` (deterministic variants: the atomic scatter ones
+#          lost every row of every earlier H100 run), PyTorch on the same rows in the same
+#          session, then `poolgrad select` on the report (MIN_TIME sets seconds per benchmark;
+#          benchmarks not started within MAX_SECONDS, default 420, are skipped and named, so the
+#          whole mode stays under 9 minutes)
 #   campaign  `poolgrad fuzz` for ${MINUTES:-5} minutes over every variant on the GPU and CPU
 #          backends (BACKEND=all|gpu|cpu, JOBS, SEED): campaign.json, campaign.log, the case files
 #          of any failure in cases.tgz
@@ -61,16 +66,34 @@ PY
 run_bench() {
   "$here/bin/pool_bench" --benchmark_out="$out/pool_bench.json" --benchmark_out_format=json \
     --benchmark_min_time=0.2 ${BENCH_ARGS:-} 2>&1 | tee "$out/pool_bench.log" | grep -vE "^-+$" | tail -n 120
-  [ -n "${SKIP_PYTORCH:-}" ] || python3 "$here/pytorch_baseline.py" --out "$out/pytorch.json" 2>&1 | tail -n 20
+  "$here/bin/poolgrad" bench --suite baseline --list --json > "$out/baseline_rows.json"
+  [ -n "${SKIP_PYTORCH:-}" ] || python3 "$here/pytorch_baseline.py" --rows "$out/baseline_rows.json" \
+    --out "$out/pytorch.json" 2>&1 | tail -n 20
+}
+
+run_networks() {
+  local start=$SECONDS rows
+  rows=$(mktemp)
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+  "$here/bin/poolgrad" bench --suite networks --list --json > "$rows"
+  "$here/bin/poolgrad" bench --suite networks --variants '^(max|avg)\.(gather|direct)' \
+    --min-time "${MIN_TIME:-0.05}" --max-seconds "${MAX_SECONDS:-420}" --out "$out/networks.json" > /dev/null 2> "$out/networks.log" || status=1
+  grep -vE "^\[[0-9]+/[0-9]+\] .*ms, " "$out/networks.log" | tail -n 20
+  echo "poolgrad bench: $((SECONDS - start)) s, $(grep -c 'time budget' "$out/networks.log") benchmarks skipped by MAX_SECONDS"
+  python3 "$here/pytorch_baseline.py" --rows "$rows" --out "$out/networks_pytorch.json" \
+    > "$out/networks_pytorch.log" 2>&1 || { status=1; tail -n 20 "$out/networks_pytorch.log"; }
+  echo "pytorch: $((SECONDS - start)) s"
+  "$here/bin/poolgrad" select "$out/networks.json" --out "$out/networks_selection.json" | tee "$out/networks_select.txt" | tail -n 60
 }
 
 case "${1:-all}" in
   tests) run_tests ;;
   long) run_long ;;
   bench) run_bench ;;
+  networks) run_networks ;;
   campaign) run_campaign ;;
   all) run_tests; run_bench ;;
-  *) echo "usage: run_gpu.sh tests|long|bench|campaign|all" >&2; exit 2 ;;
+  *) echo "usage: run_gpu.sh tests|long|bench|networks|campaign|all" >&2; exit 2 ;;
 esac
 if [ -n "$(ls -A "$failures")" ]; then tar -czf "$out/failures.tgz" -C "$failures" .; fi
 exit $status

@@ -1,26 +1,100 @@
-// `poolgrad forward` and `poolgrad backward`: one pooling problem on .npy files.
+// The subcommands beyond devices/variants/check/replay. `poolgrad forward` and `poolgrad backward`:
+// one pooling or convolution problem on .npy files. --op picks which; the options both share
+// (--stride, --padding, --pads, --dilation, --layout, --input, --output, --grad-output, --variant)
+// are registered once, in pool_commands.cpp. `poolgrad bench` and `poolgrad select` (pooling).
 #pragma once
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
+#include "src/conv_problem.hpp"
 #include "src/pool_run.hpp"
 
 namespace pg {
+
+// The options only convolution takes (conv_commands.cpp).
+struct ConvCommandOptions {
+  std::string weight;
+  int64_t groups = 1;
+  std::vector<int64_t> input_size;  // backward: dx's shape, in the layout's axis order
+};
 
 struct PoolCommandOptions {
   CLI::App* forward = nullptr;
   CLI::App* backward = nullptr;
   PoolArgs args;
+  std::vector<std::string> padding;  // integers, or (conv only) one 'same' or 'valid'
   std::string count_include_pad;  // "true" or "false"; empty: the profile's default
   int64_t divisor_override = 0;
   std::string input, grad_output, indices, output, indices_output;
+  ConvCommandOptions conv;
+  std::string selection;  // --selection: asked first by --variant auto
 };
+
+// The problem options forward and backward share (--op required, --kernel-size, ... --layout).
+void add_problem_options(CLI::App* cmd, PoolCommandOptions& opts);
+// After parsing: moves --count-include-pad and --divisor-override into opts.args.
+void finish_pool_args(const CLI::App* cmd, PoolCommandOptions& opts);
+// Pooling's --padding: integers only, into opts.args.padding; 'same'/'valid' are refused by name.
+void take_pooling_padding(PoolCommandOptions& opts);
 
 void add_pool_commands(CLI::App& app, PoolCommandOptions& opts);
 
-// Runs whichever of forward/backward was parsed; 0 on success, 2 on invalid input (with one
-// line on stderr).
+// Runs whichever of forward/backward was parsed, for pooling or (by --op) convolution; 0 on
+// success, 2 on invalid input (with one line on stderr).
 int run_pool_command(CLI::App& app, PoolCommandOptions& opts);
+
+// --padding as given: integers, or one 'same' or 'valid' (mode same/valid, values empty).
+// Anything else is an InvalidInput naming --padding.
+struct PaddingOption {
+  ConvPadMode mode = ConvPadMode::explicit_pads;
+  std::vector<int64_t> values;
+};
+PaddingOption parse_padding(const std::vector<std::string>& text);
+
+// Convolution's part of forward/backward (conv_commands.cpp).
+bool is_conv_op(const std::string& op);
+void add_conv_options(PoolCommandOptions& opts);
+// On a pooling command: refuses --weight, --groups and --input-size, naming the option.
+void refuse_conv_options(const CLI::App& cmd, const std::string& op);
+// Runs the parsed forward or backward for a conv op (refusing pooling-only options); throws
+// InvalidInput on bad input.
+int run_conv_command(const CLI::App& cmd, const PoolCommandOptions& opts);
+
+// A problem without files, as `poolgrad bench` and `poolgrad select --explain` take it: the
+// problem options plus --input-size N,C,spatial... and --dtype. Not required: bench runs a suite
+// when --op is absent.
+struct SizedProblemOptions {
+  PoolCommandOptions pool;
+  std::vector<int64_t> input_size;
+  std::string dtype = "float32";
+};
+void add_sized_problem_options(CLI::App* cmd, SizedProblemOptions& opts);
+bool sized_problem_given(const CLI::App* cmd);
+// Throws InvalidInput naming the parameter.
+Problem sized_problem(const CLI::App* cmd, SizedProblemOptions& opts);
+
+struct BenchCommandOptions {
+  CLI::App* cmd = nullptr;
+  SizedProblemOptions problem;
+  std::string backend = "gpu", suite, rows_file, variants_regex, variant, selection, out, label = "custom";
+  double min_time = 0.2;
+  double max_seconds = 0;
+  int64_t batch = 0, channels = 0;
+  bool list = false, json = false;
+};
+void add_bench_command(CLI::App& app, BenchCommandOptions& opts);
+int run_bench_command(BenchCommandOptions& opts, int argc, char** argv);
+
+struct SelectCommandOptions {
+  CLI::App* cmd = nullptr;
+  SizedProblemOptions problem;
+  std::vector<std::string> reports;
+  std::string out, selection, backend;  // backend empty: the GPU when one is found, else the CPU
+  bool explain = false;
+};
+void add_select_command(CLI::App& app, SelectCommandOptions& opts);
+int run_select_command(SelectCommandOptions& opts);
 
 }  // namespace pg

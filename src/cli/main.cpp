@@ -1,12 +1,15 @@
-// The poolgrad command: version, devices, variants, check (the main job), replay, and the
-// subcommands of src/cli/pool_commands.cpp and src/cli/fuzz_commands.cpp.
+// The poolgrad command: version, devices, variants, check (the main job), replay; forward,
+// backward, bench, select, fuzz and fuzz-merge live in their own units (src/cli/commands.hpp,
+// src/cli/fuzz_commands.hpp).
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
 #include <map>
 
+#include "src/auto_variant.hpp"
 #include "src/backend.hpp"
 #include "src/check_set.hpp"
+#include "src/invalid_input.hpp"
 #include "src/registry.hpp"
 #include "src/verify.hpp"
 #include "fuzz/case_file.hpp"
@@ -56,14 +59,16 @@ int cmd_check(const std::string& only_variant, bool verbose) {
   std::printf("%-30s %-6s %6s %6s %11s\n", "variant", "backend", "pass", "fail", "unsupported");
   const std::vector<CheckCase> cases = check_set();
   std::map<size_t, std::shared_ptr<const Expected>> expected;
+  const bool auto_pick = only_variant == "auto";
   for (const Variant& v : variants()) {
-    if (!only_variant.empty() && v.name != only_variant) continue;
+    if (!only_variant.empty() && !auto_pick && v.name != only_variant) continue;
     for (auto& b : backends) {
       int pass = 0, fail = 0, unsupported = 0;
       std::string messages;
       for (size_t i = 0; i < cases.size(); ++i) {
         const CheckCase& cc = cases[i];
         if (cc.problem.op != v.op) continue;
+        if (auto_pick && choose_auto_variant(cc.problem, b->kind()).variant != &v) continue;
         if (!v.supports(cc.problem, b->kind()).ok) {
           ++unsupported;
           if (verbose) messages += "  unsupported: " + cc.label + ": " + v.supports(cc.problem, b->kind()).why + "\n";
@@ -79,7 +84,7 @@ int cmd_check(const std::string& only_variant, bool verbose) {
       }
       std::printf("%-30s %-6s %6d %6d %11d\n", v.name.c_str(), b->name().c_str(), pass, fail, unsupported);
       // A variant that ran nowhere was not checked: that is a failure, not a quiet pass.
-      const bool runs_here = !(b->kind() == BackendKind::cpu && v.gpu_only);
+      const bool runs_here = !(b->kind() == BackendKind::cpu && v.gpu_only) && !auto_pick;
       if (runs_here && pass == 0 && fail == 0) {
         ++fail;
         messages += "FAIL " + v.name + " on " + b->name() + ": no case of the check set is in its domain\n";
@@ -143,7 +148,9 @@ int main(int argc, char** argv) {
   auto* check = app.add_subcommand("check", "every variant x the built-in problem set x every backend, against the oracle");
   std::string only;
   bool verbose = false;
-  check->add_option("--variant", only, "check only this variant");
+  check->add_option("--variant", only, "check only this variant; auto: on each case, the variant --variant auto picks");
+  std::string check_selection;
+  check->add_option("--selection", check_selection, "selection.json that --variant auto reads first");
   check->add_flag("-v,--verbose", verbose, "say why each unsupported case is skipped");
 
   auto* replay = app.add_subcommand("replay", "rerun one case from the line a failure printed");
@@ -159,6 +166,10 @@ int main(int argc, char** argv) {
 
   pg::PoolCommandOptions pool_opts;
   pg::add_pool_commands(app, pool_opts);
+  pg::BenchCommandOptions bench_opts;
+  pg::add_bench_command(app, bench_opts);
+  pg::SelectCommandOptions select_opts;
+  pg::add_select_command(app, select_opts);
   pg::FuzzCommandOptions fuzz_opts;
   pg::add_fuzz_commands(app, fuzz_opts);
 
@@ -171,7 +182,17 @@ int main(int argc, char** argv) {
   try {
     if (app.got_subcommand("devices")) return pg::cmd_devices();
     if (app.got_subcommand("variants")) return pg::cmd_variants();
-    if (app.got_subcommand("check")) return pg::cmd_check(only, verbose);
+    if (app.got_subcommand("check")) {
+      try {
+        pg::set_selection_file(check_selection);
+      } catch (const pg::InvalidInput& e) {
+        std::fprintf(stderr, "poolgrad check: %s\n", e.what());
+        return 2;
+      }
+      return pg::cmd_check(only, verbose);
+    }
+    if (app.got_subcommand("bench")) return pg::run_bench_command(bench_opts, argc, argv);
+    if (app.got_subcommand("select")) return pg::run_select_command(select_opts);
     if (app.got_subcommand("replay")) {
       if (!case_file.empty()) {
         pg::fuzz::PoolCaseFile c;

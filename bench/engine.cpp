@@ -1,0 +1,239 @@
+#include "bench/engine.hpp"
+
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <memory>
+#include <optional>
+
+#include "src/copy.hpp"
+#include "src/registry.hpp"
+#include "src/verify.hpp"
+
+namespace pg::bench {
+namespace {
+
+std::unique_ptr<Backend> g_backend;
+double g_copy_gbps = 0;  // hipMemcpy device-to-device, bytes read + written
+size_t g_copy_bytes = 0;
+std::optional<std::chrono::steady_clock::time_point> g_deadline;
+
+// The ceiling's copy: 1 GiB on a GPU, far beyond L2; 64 MiB on the CPU, whose run is a smoke test.
+constexpr size_t kGpuCopyBytes = size_t{1} << 30;
+constexpr size_t kCpuCopyBytes = size_t{64} << 20;
+
+void set_rate(benchmark::State& state, double bytes_per_iter, double total_ms) {
+  const double gbps = bytes_per_iter * static_cast<double>(state.iterations()) / (total_ms * 1e-3) / 1e9;
+  state.counters["GB/s"] = gbps;
+  state.counters["pct_copy"] = g_copy_gbps > 0 ? 100.0 * gbps / g_copy_gbps : 0;
+  state.counters["bytes"] = bytes_per_iter;
+}
+
+// Device-to-device copy through the runtime: the ceiling every row is compared with.
+double measure_memcpy_gbps(Backend& b, size_t bytes, int reps) {
+  Buffer src(b, bytes), dst(b, bytes);
+  b.copy(dst.get(), src.get(), bytes);
+  b.synchronize();
+  double best = 1e30;
+  for (int i = 0; i < reps; ++i) {
+    b.timer_start();
+    b.copy(dst.get(), src.get(), bytes);
+    best = std::min(best, b.timer_stop_ms());
+  }
+  return 2.0 * static_cast<double>(bytes) / (best * 1e-3) / 1e9;
+}
+
+// Launches per timed batch, so that host-side launch overhead (between the start event and
+// the kernel) hides behind queued work: about 1 ms of GPU time per batch.
+template <class Launch>
+int launches_per_batch(Backend& b, const Launch& launch) {
+  b.timer_start();
+  launch();
+  const double once = b.timer_stop_ms();
+  return static_cast<int>(std::clamp(1.0 / std::max(once, 1e-3), 1.0, 100.0));
+}
+
+// The benchmark loop: GPU events around a batch of back-to-back launches, time per launch.
+template <class Launch>
+void timed_loop(benchmark::State& state, double bytes_per_launch, const Launch& launch) {
+  Backend& b = *g_backend;
+  launch();
+  b.synchronize();
+  const int reps = launches_per_batch(b, launch);
+  double total = 0;
+  for (auto _ : state) {
+    b.timer_start();
+    for (int r = 0; r < reps; ++r) launch();
+    const double ms = b.timer_stop_ms() / reps;
+    total += ms;
+    state.SetIterationTime(ms * 1e-3);
+  }
+  set_rate(state, bytes_per_launch, total);
+  state.counters["launches_per_batch"] = reps;
+}
+
+void bench_memcpy(benchmark::State& state, size_t bytes) {
+  Buffer src(*g_backend, bytes), dst(*g_backend, bytes);
+  timed_loop(state, 2.0 * static_cast<double>(bytes), [&] { g_backend->copy(dst.get(), src.get(), bytes); });
+}
+
+void bench_copy_kernel(benchmark::State& state, size_t bytes) {
+  Buffer src(*g_backend, bytes), dst(*g_backend, bytes);
+  timed_loop(state, 2.0 * static_cast<double>(bytes), [&] { copy_kernel(*g_backend, dst.get(), src.get(), bytes); });
+}
+
+// The oracle's answer for a row with the batch cut to 1: every (n, c) plane is computed the
+// same way, and the single-threaded oracle on a full row would cost minutes.
+std::shared_ptr<const Expected> slice_expected(const Row& row, const DataSpec& spec) {
+  static std::string cached_row;
+  static std::shared_ptr<const Expected> cached;
+  if (cached_row != row.name) {  // rows run one after another: keep one row's answer, not the suite's
+    Problem small = row.problem;
+    small.n = 1;
+    finalize(small);
+    cached = std::make_shared<const Expected>(compute_expected(small, spec));
+    cached_row = row.name;
+  }
+  return cached;
+}
+
+// Full-size inputs: the verified slice repeated over the batch. The batch is the outermost
+// dimension in both layouts, and per-plane indices do not depend on it, so every sample is a
+// valid copy of the slice.
+std::shared_ptr<const Expected> full_inputs(const Row& row, const DataSpec& spec) {
+  static std::string cached_row;
+  static std::shared_ptr<const Expected> cached;
+  if (cached_row != row.name) {
+    cached.reset();  // free the last row's inputs before building this row's
+    const Expected& one = *slice_expected(row, spec);
+    auto e = std::make_shared<Expected>();
+    for (int64_t n = 0; n < row.problem.n; ++n) {
+      e->data.x.insert(e->data.x.end(), one.data.x.begin(), one.data.x.end());
+      e->data.dy.insert(e->data.dy.end(), one.data.dy.begin(), one.data.dy.end());
+      e->indices.insert(e->indices.end(), one.indices.begin(), one.indices.end());
+    }
+    cached = e;
+    cached_row = row.name;
+  }
+  return cached;
+}
+
+void bench_variant(benchmark::State& state, const Variant* v, Row row) {
+  Backend& b = *g_backend;
+  const DataSpec spec{7, DataKind::real};
+  if (g_deadline && std::chrono::steady_clock::now() > *g_deadline) {
+    state.SkipWithError("not run: the time budget (--max-seconds) was spent");
+    for (auto _ : state) {}
+    return;
+  }
+  if (row.problem.op == Op::max && row.problem.index_format != IndexFormat::plane) {
+    state.SkipWithError("benchmark rows replicate per-plane indices; this row's format is not plane");
+    for (auto _ : state) {}
+    return;
+  }
+  Problem small = row.problem;
+  small.n = 1;
+  finalize(small);
+  const Outcome check = run_and_verify(b, *v, small, spec, slice_expected(row, spec));
+  if (check.status != Status::pass) {
+    state.SkipWithError(("not verified: " + check.message.substr(0, check.message.find('\n'))).c_str());
+    std::fprintf(stderr, "%s\n", check.message.c_str());
+    for (auto _ : state) {}
+    return;
+  }
+  PreparedRun run(b, *v, row.problem, spec, full_inputs(row, spec));
+  timed_loop(state, static_cast<double>(run.minimal_bytes()), [&] { run.launch(); });
+  state.SetLabel(to_string(row.problem));
+}
+
+// One line per finished benchmark, so a long run shows where it is.
+class ProgressReporter : public benchmark::BenchmarkReporter {
+ public:
+  explicit ProgressReporter(int total) : total_(total) {}
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& r : runs) {
+      if (r.run_type == Run::RT_Aggregate) continue;
+      ++done_;
+      if (r.error_occurred) {
+        std::fprintf(stderr, "[%d/%d] %s: %s\n", done_, total_, r.benchmark_name().c_str(), r.error_message.c_str());
+        continue;
+      }
+      const auto pct = r.counters.find("pct_copy");
+      std::fprintf(stderr, "[%d/%d] %s: %.4f ms, %.1f%% of copy\n", done_, total_, r.benchmark_name().c_str(),
+                   r.GetAdjustedRealTime(), pct == r.counters.end() ? 0.0 : static_cast<double>(pct->second));
+    }
+  }
+
+ private:
+  int total_, done_ = 0;
+};
+
+}  // namespace
+
+bool open_backend(BackendKind kind, const std::string& suite, const std::string& command, std::string* why) {
+  if (kind == BackendKind::gpu) {
+    if (gpu_count(why) == 0) return false;
+    g_backend = make_gpu_backend(0);
+  } else {
+    g_backend = make_cpu_backend();
+  }
+  const DeviceInfo info = g_backend->info();
+  g_copy_bytes = kind == BackendKind::gpu ? kGpuCopyBytes : kCpuCopyBytes;
+  g_copy_gbps = measure_memcpy_gbps(*g_backend, g_copy_bytes, 20);
+  char date[32];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
+  benchmark::AddCustomContext("device", info.name + " (" + info.arch + ")");
+  benchmark::AddCustomContext("date", date);
+  benchmark::AddCustomContext("commit", build_commit());
+  benchmark::AddCustomContext("copy_ceiling_GBps", std::to_string(g_copy_gbps));
+  benchmark::AddCustomContext("suite", suite);
+  benchmark::AddCustomContext("command", command);
+  std::fprintf(stderr, "device: %s, copy ceiling %.0f GB/s (hipMemcpy D2D, %zu MiB, read+write)\n",
+               info.name.c_str(), g_copy_gbps, g_copy_bytes >> 20);
+  return true;
+}
+
+const Backend& backend() { return *g_backend; }
+double copy_ceiling_gbps() { return g_copy_gbps; }
+
+void register_copy_benchmarks() {
+  benchmark::RegisterBenchmark("copy/hipMemcpy_d2d", bench_memcpy, g_copy_bytes)->UseManualTime()->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("copy/kernel_vec16", bench_copy_kernel, g_copy_bytes)->UseManualTime()->Unit(benchmark::kMillisecond);
+}
+
+int register_rows(const std::vector<Row>& rows, const std::function<bool(const Variant&, const Row&)>& wanted) {
+  int count = 0;
+  for (const Row& row : rows)
+    for (const Variant& v : variants()) {
+      if (!v.supports(row.problem, g_backend->kind()).ok) continue;
+      if (wanted && !wanted(v, row)) continue;
+      benchmark::RegisterBenchmark((v.name + "/" + row.name).c_str(), bench_variant, &v, row)
+          ->UseManualTime()
+          ->Unit(benchmark::kMillisecond);
+      ++count;
+    }
+  return count;
+}
+
+void set_time_budget(double seconds) {
+  if (seconds > 0)
+    g_deadline = std::chrono::steady_clock::now() +
+                 std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
+  else g_deadline.reset();
+}
+
+void run_registered(bool progress, int total) {
+  if (!progress) {
+    benchmark::RunSpecifiedBenchmarks();
+    return;
+  }
+  ProgressReporter display(total);
+  benchmark::RunSpecifiedBenchmarks(&display);
+}
+
+}  // namespace pg::bench

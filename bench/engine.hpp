@@ -1,0 +1,50 @@
+// The benchmark engine behind both `pool_bench` and `poolgrad bench`: Google Benchmark over
+// rows x registered variants on one backend.
+//
+// Each (variant, row) is first verified through run_and_verify on the same problem with the
+// batch cut to 1 (the oracle is single-threaded; every (n, c) plane is computed the same way),
+// and skipped with the failure as its error if wrong: only correct variants get a time.
+// Timing: GPU events around a batch of back-to-back launches (UseManualTime), per launch.
+// Counters: GB/s on the variant's minimal bytes (every input read once, dx written once) and
+// that as % of a device-to-device copy measured at the start of the same run. Each run's label
+// is its problem line (to_string), so `poolgrad select` can class it without knowing the suite.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "bench/rows.hpp"
+#include "src/backend.hpp"
+#include "src/registry.hpp"
+
+namespace pg::bench {
+
+// Opens the first GPU (or the CPU backend), measures the copy ceiling and adds the report's
+// context: device, date, commit, copy ceiling, suite and command. Call after
+// benchmark::Initialize. Returns false, with *why set, when the GPU asked for is not there.
+bool open_backend(BackendKind kind, const std::string& suite, const std::string& command, std::string* why);
+const Backend& backend();
+double copy_ceiling_gbps();
+
+// The two copies every report carries: through the runtime (the ceiling) and poolgrad's own
+// 16-byte copy kernel.
+void register_copy_benchmarks();
+
+// Every variant that supports the row on the backend and that `wanted` admits (all when empty),
+// for every row; stored-index rows must use per-plane indices (the timed batch repeats one
+// sample). Returns how many benchmarks were registered.
+int register_rows(const std::vector<Row>& rows, const std::function<bool(const Variant&, const Row&)>& wanted);
+
+// After this many seconds from now, benchmarks not yet started are skipped with that reason (so
+// the report stays whole when a device call has a time limit). 0: no limit.
+void set_time_budget(double seconds);
+
+// Runs what was registered. With `progress`, one line per finished benchmark goes to stderr
+// ("[k/n] name: ms, % of copy") instead of Google Benchmark's console table.
+void run_registered(bool progress, int total);
+
+// The git commit the binary was built from (`git describe --always --dirty` at build time).
+const char* build_commit();
+
+}  // namespace pg::bench

@@ -1,0 +1,55 @@
+#include "bench/report_runs.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "bench/rows.hpp"
+#include "src/invalid_input.hpp"
+
+namespace pg::bench {
+namespace {
+
+double to_ms(double t, const std::string& unit) {
+  if (unit == "ns") return t * 1e-6;
+  if (unit == "us") return t * 1e-3;
+  if (unit == "s") return t * 1e3;
+  return t;
+}
+
+}  // namespace
+
+ReportRuns report_runs(const std::string& text, const std::string& source) {
+  const nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object() || !doc.contains("benchmarks") || !doc["benchmarks"].is_array())
+    throw InvalidInput("report " + source + " is not a Google Benchmark JSON report (poolgrad bench --out)");
+  ReportRuns out;
+  if (doc.contains("context") && doc["context"].is_object()) out.device = doc["context"].value("device", "");
+  const std::vector<Row> baseline = baseline_rows();
+  for (const auto& b : doc["benchmarks"]) {
+    if (b.value("run_type", "iteration") == "aggregate" || b.value("error_occurred", false)) continue;
+    std::string name = b.value("name", "");
+    if (const auto cut = name.rfind("/manual_time"); cut != std::string::npos) name.erase(cut);
+    const auto slash = name.find('/');
+    if (slash == std::string::npos || name.compare(0, slash, "copy") == 0) continue;
+    TimedRun r;
+    r.variant = name.substr(0, slash);
+    r.row = name.substr(slash + 1);
+    r.ms = to_ms(b.value("real_time", 0.0), b.value("time_unit", "ms"));
+    std::string error;
+    if (!parse_problem(b.value("label", ""), &r.problem, &error)) {
+      bool found = false;
+      for (const Row& row : baseline)
+        if (row.name == r.row) {
+          r.problem = row.problem;
+          found = true;
+        }
+      if (!found) {
+        out.unknown.push_back(name);
+        continue;
+      }
+    }
+    out.runs.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace pg::bench

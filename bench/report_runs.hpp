@@ -1,0 +1,24 @@
+// The timed runs of a Google Benchmark JSON report written by `poolgrad bench` or pool_bench:
+// what `poolgrad select` and the build's built-in selection read.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "src/selection.hpp"
+
+namespace pg::bench {
+
+struct ReportRuns {
+  std::string device;                // the report's context: runs of different devices do not mix
+  std::vector<TimedRun> runs;
+  std::vector<std::string> unknown;  // benchmarks whose problem could not be told
+};
+
+// Runs that failed verification, and the copy rows, are left out. A run's problem is its
+// label (the problem line); reports written before labels carried it name a baseline row,
+// which is looked up by name. A run with neither is listed as unknown.
+// Throws InvalidInput naming `source` when the text is not such a report.
+ReportRuns report_runs(const std::string& text, const std::string& source);
+
+}  // namespace pg::bench

@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""End to end on the CPU backend (issue 16): `poolgrad bench --suite networks` at batch 1 and one
+channel writes a Google Benchmark report with its context; `poolgrad select` turns it into a
+selection; `--variant auto` (select --explain, bench, check, backward) follows that selection.
+
+Run by meson test (suite cpu) with POOLGRAD_EXE set to the built poolgrad.
+"""
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+EXE = os.environ["POOLGRAD_EXE"]
+failures = []
+
+
+def run(*args, expect=0):
+    p = subprocess.run([EXE, *args], capture_output=True, text=True)
+    if p.returncode != expect:
+        failures.append(f"poolgrad {' '.join(args)}: exit {p.returncode}, expected {expect}\n{p.stderr[-2000:]}")
+    return p
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+
+
+def write_npy_f32(path, shape, values):
+    header = "{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }" % "".join(f"{d}, " for d in shape)
+    header += " " * (63 - (10 + len(header)) % 64) + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + struct.pack(f"<{len(values)}f", *values))
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="bench_select_")
+    small = ["--suite", "networks", "--batch", "1", "--channels", "1"]
+
+    listed = json.loads(run("bench", *small, "--list", "--json").stdout)
+    names = [r["name"] for r in listed]
+    check(len(names) >= 40, f"networks suite has {len(names)} rows, want >= 40")
+    check(len(set(names)) == len(names), "networks row names are not unique (they are the join key)")
+    check(all(r["shape"][:2] == [1, 1] for r in listed), "--batch 1 --channels 1 did not reach every row")
+    kinds = {(r["op"], r["dims"], r["layout"], r["dtype"]) for r in listed}
+    for want in [("max", 1, "NCHW", "float32"), ("avg", 3, "NCHW", "bfloat16"), ("max", 2, "NHWC", "float16")]:
+        check(want in kinds, f"networks suite lacks a {want} row")
+
+    report = os.path.join(tmp, "networks.json")
+    bench = run("bench", "--backend", "cpu", *small, "--min-time", "0.001", "--out", report)
+    check("[1/" in bench.stderr, "bench printed no progress line")
+    doc = json.load(open(report))
+    ctx = doc["context"]
+    for key in ["device", "date", "commit", "copy_ceiling_GBps", "command", "suite"]:
+        check(key in ctx, f"report context lacks {key}")
+    check(ctx.get("suite") == "networks", f"report suite is {ctx.get('suite')}")
+    check(float(ctx.get("copy_ceiling_GBps", 0)) > 0, "copy ceiling not measured")
+    timed_rows = set()
+    for b in doc["benchmarks"]:
+        check(not b.get("error_occurred"), f"{b['name']}: {b.get('error_message')}")
+        if not b["name"].startswith("copy/"):
+            timed_rows.add(b["name"].split("/", 1)[1].rsplit("/manual_time", 1)[0])
+    check(timed_rows == set(names), f"rows without a timed variant: {sorted(set(names) - timed_rows)[:5]}")
+
+    selection = os.path.join(tmp, "selection.json")
+    out = run("select", report, "--out", selection).stdout
+    table = json.load(open(selection))
+    check(table["format"] == "poolgrad-selection/1", "selection format")
+    check(len(table["classes"]) >= 20, f"only {len(table['classes'])} classes from the networks suite")
+    check("classes from" in out, "select printed no summary")
+
+    # The resnet50 stem row at this size: its class's winner is what auto must pick.
+    stem = ["--op", "max_pool2d", "--input-size", "1,1,112,112", "--kernel-size", "3", "--stride", "2", "--padding", "1"]
+    explain = run("select", "--explain", "--backend", "cpu", "--selection", selection, *stem).stdout
+    cls = next(line[len("class: "):] for line in explain.splitlines() if line.startswith("class: "))
+    check(cls in table["classes"], f"explained class '{cls}' is not in the selection")
+    winner = table["classes"].get(cls, {"ranking": [{"variant": "?"}]})["ranking"][0]["variant"]
+    check(f"chosen: {winner} " in explain, f"explain did not choose the selection's winner {winner}:\n{explain}")
+    check(f"selection {selection} ranks" in explain, "explain did not say the user's selection decided")
+
+    auto_report = os.path.join(tmp, "auto.json")
+    run("bench", "--backend", "cpu", *stem, "--variant", "auto", "--selection", selection,
+        "--min-time", "0.001", "--out", auto_report)
+    timed = [b["name"].split("/")[0] for b in json.load(open(auto_report))["benchmarks"] if not b["name"].startswith("copy/")]
+    check(timed == [winner], f"bench --variant auto timed {timed}, want [{winner}]")
+
+    # POOLGRAD_SELECTION is read like --selection; check --variant auto runs only chosen variants.
+    env_explain = subprocess.run([EXE, "select", "--explain", "--backend", "cpu", *stem], capture_output=True, text=True,
+                                 env={**os.environ, "POOLGRAD_SELECTION": selection}).stdout
+    check(f"selection {selection} ranks" in env_explain, "POOLGRAD_SELECTION was not read")
+    run("check", "--variant", "auto", "--selection", selection)
+
+    # backward --variant auto reads --selection too; a file that is not a selection is refused by name.
+    x, dy = os.path.join(tmp, "x.npy"), os.path.join(tmp, "dy.npy")
+    write_npy_f32(x, (1, 1, 8, 8), [float((i * 7) % 11) for i in range(64)])
+    write_npy_f32(dy, (1, 1, 4, 4), [1.0] * 16)
+    backward = ["backward", "--op", "max_pool2d", "--kernel-size", "2", "--input", x, "--grad-output", dy,
+                "--output", os.path.join(tmp, "dx.npy"), "--variant", "auto"]
+    run(*backward, "--selection", selection)
+    bad = run(*backward, "--selection", report, expect=2)
+    check("not a poolgrad-selection" in bad.stderr, f"backward with a report as --selection: {bad.stderr!r}")
+
+    rows_file = os.path.join(tmp, "rows.txt")
+    with open(rows_file, "w") as f:
+        f.write("# mine\nmy stem: --op max_pool2d --input-size 2,8,30,30 --kernel-size 3 --stride 2 --padding 1 --layout NHWC\n")
+    listed = run("bench", "--rows", rows_file, "--list").stdout.splitlines()
+    check(listed == ["my stem: maxpool2d_bwd (2, 8, 30, 30) k3s2p1 CL float32 idx=int64"], f"--rows listed {listed}")
+    with open(rows_file, "a") as f:
+        f.write("bad: --op max_pool2d --input-size 2,8,30,30 --kernel-size 3 --padding 2\n")
+    bad = run("bench", "--rows", rows_file, "--list", expect=2)
+    check("line 3" in bad.stderr and "padding" in bad.stderr, f"bad rows file line: {bad.stderr!r}")
+
+    bad = run("bench", "--suite", "nope", "--list", expect=2)
+    check(bad.stderr.count("\n") == 1 and "--suite" in bad.stderr, f"bad --suite: {bad.stderr!r}")
+    bad = run("select", "--explain", "--op", "max_pool2d", "--input-size", "1,1,8", "--kernel-size", "2", expect=2)
+    check("--input-size" in bad.stderr, f"bad --input-size: {bad.stderr!r}")
+    bad = run("select", "--explain", "--selection", report, *stem, expect=2)
+    check("not a poolgrad-selection" in bad.stderr, f"a report as --selection: {bad.stderr!r}")
+
+    for f in failures:
+        print("FAIL:", f)
+    print(f"{len(failures)} failures; {len(names)} rows, {len(timed_rows)} timed, {len(table['classes'])} classes")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
