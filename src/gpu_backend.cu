@@ -1,13 +1,21 @@
 // The GPU backend, one source for both vendors: nvcc compiles it against CUDA through
 // hip_compat.hpp, hipcc (-x hip) against the HIP runtime.
 #include <cstdio>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 
 #include "src/backend.hpp"
 #include "kernels/common/gpu_check.hpp"
 
 namespace pg {
 namespace {
+
+// Released allocations kept for reuse, up to this many bytes: a fuzz case allocates and frees a
+// few buffers, and hipFree waits for the whole device, so freeing each case's buffers serializes
+// every host thread feeding the GPU. Every byte of a buffer is uploaded or poisoned before a run
+// reads it, so a reused one holds nothing a case could depend on.
+constexpr size_t kReuseBytes = size_t{1} << 30;
 
 class GpuBackend final : public Backend {
  public:
@@ -17,6 +25,7 @@ class GpuBackend final : public Backend {
     PG_HIP_CHECK(hipEventCreate(&stop_));
   }
   ~GpuBackend() override {
+    for (const auto& [bytes, p] : spare_) static_cast<void>(hipFree(p));  // as release(): never throws
     hipEventDestroy(start_);
     hipEventDestroy(stop_);
   }
@@ -39,14 +48,40 @@ class GpuBackend final : public Backend {
     return d;
   }
   void* alloc(size_t bytes) override {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      const auto spare = spare_.find(bytes);
+      if (spare != spare_.end()) {
+        void* p = spare->second;
+        spare_.erase(spare);
+        spare_bytes_ -= bytes;
+        sizes_[p] = bytes;
+        return p;
+      }
+    }
     void* p = nullptr;
     PG_HIP_CHECK(hipMalloc(&p, bytes));
+    std::lock_guard<std::mutex> lock(mutex_);
+    sizes_[p] = bytes;
     return p;
   }
   // Called from Buffer's destructor, so it must not throw: after an illegal access the context
   // is dead and every hipFree fails, and a throw here would terminate before the harness has
   // reported the failing case.
   void release(void* p) override {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      const auto it = sizes_.find(p);
+      if (it != sizes_.end()) {
+        const size_t bytes = it->second;
+        sizes_.erase(it);
+        if (spare_bytes_ + bytes <= kReuseBytes) {
+          spare_.emplace(bytes, p);
+          spare_bytes_ += bytes;
+          return;
+        }
+      }
+    }
     const hipError_t e = hipFree(p);
     if (e != hipSuccess) std::fprintf(stderr, "gpu backend: hipFree: %s\n", hipGetErrorString(e));
   }
@@ -72,6 +107,10 @@ class GpuBackend final : public Backend {
  private:
   int device_;
   hipEvent_t start_{}, stop_{};
+  std::mutex mutex_;
+  std::unordered_map<void*, size_t> sizes_;        // live allocations
+  std::unordered_multimap<size_t, void*> spare_;   // released ones by size
+  size_t spare_bytes_ = 0;
 };
 
 }  // namespace

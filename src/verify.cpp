@@ -1,6 +1,7 @@
 #include "src/verify.hpp"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -52,10 +53,15 @@ void poison_element(DType t, unsigned char* at) {
   }
 }
 
+// Filled by doubling copies: a fuzz case poisons about a megabyte of bands, and element by element
+// that was the largest single cost of a small case (14% of a CPU campaign's time).
 std::vector<unsigned char> poisoned(DType t, size_t bytes) {
   std::vector<unsigned char> out(bytes);
-  const int size = dtype_size(t);
-  for (size_t i = 0; i + size <= bytes; i += size) poison_element(t, out.data() + i);
+  const size_t size = static_cast<size_t>(dtype_size(t));
+  if (bytes < size) return out;
+  poison_element(t, out.data());
+  const size_t whole = bytes / size * size;
+  for (size_t done = size; done < whole; done *= 2) std::memcpy(out.data() + done, out.data(), std::min(done, whole - done));
   return out;
 }
 
@@ -181,7 +187,9 @@ void write_failure_file(const std::filesystem::path& path, const std::string& te
 // turns the fault into the report any failure gets, on stderr and in the failure file. A signal
 // handler may only make async-signal-safe calls (write, open, close, mkdir, sigaction, raise), so
 // the report is formatted before each launch into fixed buffers, armed while the launch runs.
-// One launch at a time: the record is process-wide.
+// Several launches may run at once, each from its own thread (a fuzz campaign's jobs): each
+// arms a slot of its own, and the handler reports the slot of the faulting thread, or, when a
+// helper thread of a launch faulted, every armed slot.
 
 // A case's crash report, formatted once when its PreparedRun is built.
 struct CrashReport {
@@ -189,13 +197,16 @@ struct CrashReport {
 };
 
 struct CrashRecord {
+  std::atomic<bool> taken{false};
+  std::atomic<bool> armed{false};
+  pthread_t owner{};
   char text[8192];
   size_t text_len;
   char dir[4096];  // created component by component: the handler has only mkdir
   char path[4096];
 };
-CrashRecord g_crash;
-std::atomic<bool> g_crash_armed{false};
+constexpr int kCrashSlots = 256;  // concurrent launches; more than any machine's cores
+CrashRecord g_crash[kCrashSlots];
 std::atomic_flag g_crash_reporting = ATOMIC_FLAG_INIT;
 struct sigaction g_previous_segv, g_previous_bus;
 
@@ -209,24 +220,40 @@ void write_all(int fd, const char* s, size_t n) {
   }
 }
 
-void on_fault(int sig, siginfo_t*, void*) {
-  if (g_crash_armed.load()) {
-    // Several worker threads can fault at once: one reports, the others wait for its re-raise.
-    if (g_crash_reporting.test_and_set())
-      for (;;) pause();
-    write_all(STDERR_FILENO, g_crash.text, g_crash.text_len);
-    for (char* c = g_crash.dir + 1; *c; ++c)
-      if (*c == '/') {
-        *c = '\0';
-        mkdir(g_crash.dir, 0777);
-        *c = '/';
-      }
-    mkdir(g_crash.dir, 0777);
-    const int fd = open(g_crash.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd >= 0) {
-      write_all(fd, g_crash.text, g_crash.text_len);
-      close(fd);
+void report_crash(CrashRecord& r) {
+  write_all(STDERR_FILENO, r.text, r.text_len);
+  for (char* c = r.dir + 1; *c; ++c)
+    if (*c == '/') {
+      *c = '\0';
+      mkdir(r.dir, 0777);
+      *c = '/';
     }
+  mkdir(r.dir, 0777);
+  const int fd = open(r.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd >= 0) {
+    write_all(fd, r.text, r.text_len);
+    close(fd);
+  }
+}
+
+void on_fault(int sig, siginfo_t*, void*) {
+  // Several threads can fault at once: one reports, the others wait for its re-raise.
+  if (g_crash_reporting.test_and_set())
+    for (;;) pause();
+  const pthread_t self = pthread_self();
+  bool reported = false;
+  for (CrashRecord& r : g_crash)
+    if (r.armed.load() && pthread_equal(r.owner, self)) {
+      report_crash(r);
+      reported = true;
+    }
+  if (!reported) {
+    static const char several[] = "a helper thread of one of these launches faulted:\n";
+    bool any = false;
+    for (const CrashRecord& r : g_crash) any = any || r.armed.load();
+    if (any) write_all(STDERR_FILENO, several, sizeof several - 1);
+    for (CrashRecord& r : g_crash)
+      if (r.armed.load()) report_crash(r);
   }
   // The action before ours, re-raised: the signal stays pending until this handler returns and
   // then ends the process as it would have without us (by the signal, so a core dump still can).
@@ -253,18 +280,33 @@ size_t copy_truncated(char* dst, size_t cap, const std::string& src) {
   return n;
 }
 
-// Arms the handler with one case's report for the lifetime of the object (one launch).
+// Arms a free slot with one case's report for the lifetime of the object (one launch). With
+// every slot taken the launch runs unarmed: a fault then still ends the process, unreported.
 class CrashArmed {
  public:
   explicit CrashArmed(const CrashReport& r) {
-    g_crash.text_len = copy_truncated(g_crash.text, sizeof g_crash.text, r.text);
-    copy_truncated(g_crash.dir, sizeof g_crash.dir, r.dir);
-    copy_truncated(g_crash.path, sizeof g_crash.path, r.path);
-    g_crash_armed.store(true);
+    for (CrashRecord& slot : g_crash)
+      if (!slot.taken.exchange(true)) {
+        slot_ = &slot;
+        break;
+      }
+    if (!slot_) return;
+    slot_->owner = pthread_self();
+    slot_->text_len = copy_truncated(slot_->text, sizeof slot_->text, r.text);
+    copy_truncated(slot_->dir, sizeof slot_->dir, r.dir);
+    copy_truncated(slot_->path, sizeof slot_->path, r.path);
+    slot_->armed.store(true);
   }
-  ~CrashArmed() { g_crash_armed.store(false); }
+  ~CrashArmed() {
+    if (!slot_) return;
+    slot_->armed.store(false);
+    slot_->taken.store(false);
+  }
   CrashArmed(const CrashArmed&) = delete;
   CrashArmed& operator=(const CrashArmed&) = delete;
+
+ private:
+  CrashRecord* slot_ = nullptr;
 };
 
 }  // namespace
@@ -405,14 +447,20 @@ Outcome PreparedRun::verify(const VerifyOptions& opt) {
   Outcome out;
   out.replay = m.replay;
   std::ostringstream msg;
-  auto header = [&](const std::string& what) { msg << m.header(what); };
+  // `signature` names the kind of failure without its numbers: a campaign keeps one case per kind.
+  auto header = [&](const std::string& what, const std::string& signature) {
+    msg << m.header(what);
+    out.signature = signature;
+  };
+  // "write past the end of dx (sentinel band changed at byte 9 of ...)" -> "write past the end of dx"
+  auto without_detail = [](const std::string& what) { return what.substr(0, what.find(" (")); };
   auto finish_fail = [&] {
     msg << "  replay: " << out.replay;
     out.status = Status::fail;
     out.message = msg.str();
     // Before the caller sees it, whoever the caller is (run_and_verify, the agreement property,
     // the benchmark): a long fuzz run leaves every failing case behind to replay.
-    write_failure_file(m.failure_file, out.message);
+    if (opt.write_failure_file) write_failure_file(m.failure_file, out.message);
     return out;
   };
   // A run that throws (on a GPU: an illegal address reported by the runtime) is this case's
@@ -422,7 +470,7 @@ Outcome PreparedRun::verify(const VerifyOptions& opt) {
       *dx = m.run_once();
       return true;
     } catch (const std::exception& ex) {
-      header(std::string("the run failed: ") + ex.what());
+      header(std::string("the run failed: ") + ex.what(), "the run failed");
       return false;
     }
   };
@@ -432,13 +480,13 @@ Outcome PreparedRun::verify(const VerifyOptions& opt) {
   for (auto [g, name] : {std::pair{&m.dy, "dy"}, {&m.x, "x"}, {&m.indices, "indices"}}) {
     const std::string bad = m.check_untouched(*g, name);
     if (!bad.empty()) {
-      header(bad);
+      header(bad, without_detail(bad));
       return finish_fail();
     }
   }
   const std::string dx_bands = m.dx.band_damage(first, "dx");
   if (!dx_bands.empty()) {
-    header(dx_bands);
+    header(dx_bands, without_detail(dx_bands));
     return finish_fail();
   }
 
@@ -462,6 +510,7 @@ Outcome PreparedRun::verify(const VerifyOptions& opt) {
   struct Slice {
     int64_t wrong = 0;
     std::string detail;
+    std::string first_kind;  // the first wrong element's kind, for the failure's signature
   };
   auto compare = [&](int64_t begin, int64_t end, Slice* slice) {
     std::ostringstream detail;
@@ -469,13 +518,14 @@ Outcome PreparedRun::verify(const VerifyOptions& opt) {
       const double want = e.dx[i];
       const double have = load_as_double(p.dtype, got, i);
       const double bound = (static_cast<double>(e.terms[i]) + 2) * u * e.abs_sum[i] + tiny;
-      std::string why;
+      std::string why, kind;
       if (std::memcmp(got + i * es, poison, es) == 0) {
         why = "never written (still poisoned)";
+        kind = "never written";
       } else if (std::isnan(want) || std::isinf(want)) {
-        if (!(std::isnan(want) ? std::isnan(have) : have == want)) why = "non-finite value differs";
+        if (!(std::isnan(want) ? std::isnan(have) : have == want)) why = kind = "non-finite value differs";
       } else if (std::isnan(have)) {
-        why = "NaN where the oracle is finite";
+        why = kind = "NaN where the oracle is finite";
       } else if (half) {
         // Infinity is right here when the rounded sum overflows the dtype.
         const double lo = ref::round_nearest_even(p.dtype, want - bound);
@@ -483,12 +533,15 @@ Outcome PreparedRun::verify(const VerifyOptions& opt) {
         if (!(lo <= have && have <= hi))
           why = "outside [" + format_double(lo) + ", " + format_double(hi) + "], expected +-" + format_double(bound) +
                 " (the f32 sum's bound) rounded to " + dtype_name(p.dtype);
+        kind = "outside the bound";
       } else if (!std::isfinite(have)) {
-        why = "non-finite where the oracle is finite";
+        why = kind = "non-finite where the oracle is finite";
       } else if (std::fabs(have - want) > bound) {
         why = "outside bound " + format_double(bound);
+        kind = "outside the bound";
       }
       if (why.empty()) continue;
+      if (slice->first_kind.empty()) slice->first_kind = kind;
       if (slice->wrong++ < opt.max_reported)
         detail << "  dx[" << coord_text(p, i) << "] (offset " << i << "): got " << format_double(have)
                << ", expected " << format_double(want) << " from " << e.terms[i] << " terms: " << why << "\n";
@@ -508,15 +561,17 @@ Outcome PreparedRun::verify(const VerifyOptions& opt) {
     for (std::thread& th : pool) th.join();
   }
   int64_t wrong = 0, reported = 0;
-  std::string detail;
+  std::string detail, first_kind;
   for (const Slice& r : results) {
+    if (first_kind.empty()) first_kind = r.first_kind;
     // Only the first max_reported lines of the whole tensor, as one thread would write.
     std::istringstream lines(r.detail);
     for (std::string line; reported < opt.max_reported && std::getline(lines, line); ++reported) detail += line + "\n";
     wrong += r.wrong;
   }
   if (wrong) {
-    header(std::to_string(wrong) + " of " + std::to_string(p.in_elems()) + " dx elements wrong");
+    header(std::to_string(wrong) + " of " + std::to_string(p.in_elems()) + " dx elements wrong",
+           "dx elements wrong: " + first_kind);
     msg << detail;
     return finish_fail();
   }
@@ -525,7 +580,7 @@ Outcome PreparedRun::verify(const VerifyOptions& opt) {
     std::vector<unsigned char> second;
     if (!run(&second)) return finish_fail();
     if (second != first) {
-      header("deterministic variant gave different bits on a second run");
+      header("deterministic variant gave different bits on a second run", "not repeatable");
       return finish_fail();
     }
   }
@@ -539,6 +594,7 @@ Outcome run_and_verify(Backend& b, const Variant& v, const Problem& p, const Dat
   if (!invalid.empty()) {
     out.status = Status::fail;
     out.message = "invalid problem: " + invalid + "\n  problem: " + to_string(p);
+    out.signature = "invalid problem";
     return out;
   }
   const Support s = v.supports(p, b.kind());

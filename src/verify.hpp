@@ -10,7 +10,8 @@
 // poolgrad-failures/) by PreparedRun::verify before it returns, one file per case. On the CPU
 // backend an access beyond the bands faults in guard pages; a handler installed by the first
 // PreparedRun then prints the case's FAIL line, problem and replay line to stderr and the same
-// file, and ends the process by the signal. Launches are one at a time per process.
+// file, and ends the process by the signal. Several cases may be verified at once, each on its
+// own thread (the crash report names the faulting thread's case).
 #pragma once
 
 #include <cstdint>
@@ -31,11 +32,17 @@ struct Outcome {
   Status status = Status::pass;
   std::string message;  // failure: problem, variant, first mismatches, replay line
   std::string replay;   // the one-line command that reruns this case
+  // failure: its kind without numbers ("dx elements wrong: outside the bound", "write past the
+  // end of dx", "not repeatable"...), so that a campaign keeps one case per kind of failure
+  std::string signature;
 };
 
 struct VerifyOptions {
   bool check_repeatable = true;  // deterministic variants: a second run must match bitwise
   int max_reported = 8;          // mismatches printed
+  // false: a failure is only returned, not written to the failure directory (a fuzz campaign
+  // writes its own case files, and shrinking would otherwise leave one file per step)
+  bool write_failure_file = true;
 };
 
 // The replay command for a case.

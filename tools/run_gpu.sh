@@ -11,6 +11,9 @@
 #          session, then `poolgrad select` on the report (MIN_TIME sets seconds per benchmark;
 #          benchmarks not started within MAX_SECONDS, default 420, are skipped and named, so the
 #          whole mode stays under 9 minutes)
+#   campaign  `poolgrad fuzz` for ${MINUTES:-5} minutes over every variant on the GPU and CPU
+#          backends (BACKEND=all|gpu|cpu, JOBS, SEED): campaign.json, campaign.log, the case files
+#          of any failure in cases.tgz
 #   all    tests, then bench
 #   scale  tensors past 2^31 elements (tests/scale_test.cpp): max and avg, every variant that
 #          reads dy or stored indices, f16, 130 planes and one 1D plane past 2^31; ~95 GB host
@@ -21,6 +24,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 [ -f "$here/bins.tar.xz" ] && { tar -C "$here" -xJf "$here/bins.tar.xz" && rm "$here/bins.tar.xz"; }
 export LD_LIBRARY_PATH=$here/lib:${LD_LIBRARY_PATH:-}
+export POOLGRAD_CORPUS=$here/../fuzz/corpus  # corpus_tests replays the committed cases
 out=${OUT:-/tmp/poolgrad-out}
 mkdir -p "$out"
 failures=$(mktemp -d)
@@ -42,6 +46,26 @@ run_tests() {
 run_long() {
   POOLGRAD_FUZZ_CASES=${CASES:-10000} "$here/bin/fuzz_variants" --backend=gpu > "$out/fuzz_long.log" 2>&1 || { status=1; echo "FAILED: long fuzz"; }
   grep -E "^\[       OK|FAILED|cases ran|FAIL:" "$out/fuzz_long.log" | tail -n 80
+}
+
+run_campaign() {
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
+  echo "host: $(nproc) cores"
+  local jobs=()
+  [ -n "${JOBS:-}" ] && jobs=(--jobs "$JOBS")
+  "$here/bin/poolgrad" fuzz --minutes "${MINUTES:-5}" --backend "${BACKEND:-all}" --seed "${SEED:-20261123}" \
+    ${jobs[@]+"${jobs[@]}"} --corpus "$out/cases" --report "$out/campaign.json" > "$out/campaign.log" 2>&1 || status=$?
+  tail -n 70 "$out/campaign.log"
+  [ -f "$out/campaign.json" ] && python3 - "$out/campaign.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+by = {}
+for lane in r["lanes"]:
+    by[lane["backend"]] = by.get(lane["backend"], 0) + lane["cases"]
+print("cases/s by backend:", ", ".join(f"{b} {n / r['elapsed_s']:.0f}" for b, n in by.items()),
+      f"| total {r['cases_per_s']:.0f} over {r['elapsed_s']:.0f} s, {r['jobs']} jobs")
+PY
+  if [ -d "$out/cases" ]; then tar -czf "$out/cases.tgz" -C "$out" cases && rm -rf "$out/cases"; fi
 }
 
 run_bench() {
@@ -98,10 +122,11 @@ case "${1:-all}" in
   long) run_long ;;
   bench) run_bench ;;
   networks) run_networks ;;
+  campaign) run_campaign ;;
   all) run_tests; run_bench ;;
   scale) run_scale ;;
   sanitize) run_sanitize ;;
-  *) echo "usage: run_gpu.sh tests|long|bench|networks|all|scale|sanitize" >&2; exit 2 ;;
+  *) echo "usage: run_gpu.sh tests|long|bench|networks|campaign|all|scale|sanitize" >&2; exit 2 ;;
 esac
 if [ -n "$(ls -A "$failures")" ]; then tar -czf "$out/failures.tgz" -C "$failures" .; fi
 exit $status

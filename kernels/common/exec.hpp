@@ -44,13 +44,14 @@ struct CpuExec {
   template <class Idx = int64_t, int kMinBlocksPerSm = kNoLaunchBounds, class F>
   void for_each(int64_t n, const F& f) const {
     if (n <= 0) return;
-    const int64_t threads = std::min<int64_t>(std::max(1u, std::thread::hardware_concurrency()),
-                                              (n + kMinPerThread - 1) / kMinPerThread);
+    const int64_t cores = thread_limit_ > 0 ? thread_limit_ : std::max(1u, std::thread::hardware_concurrency());
+    const int64_t threads = std::min<int64_t>(cores, (n + kMinPerThread - 1) / kMinPerThread);
     // Every other call walks the index space backwards. A deterministic variant runs twice per
     // verification and must give the same bits, so an item that writes into another's elements
     // (a short last item storing past its end, say) is caught whichever way the stray write
     // points, instead of being overwritten by the rightful item when that one happens to run later.
-    const bool backwards = order_.fetch_add(1, std::memory_order_relaxed) % 2 == 1;
+    // Counted per calling thread: cases verified at once on several threads each still alternate.
+    const bool backwards = order_++ % 2 == 1;
     const auto at = [&](int64_t i) { return static_cast<Idx>(backwards ? n - 1 - i : i); };
     if (threads <= 1) {
       for (int64_t i = 0; i < n; ++i) f(at(i));
@@ -74,11 +75,17 @@ struct CpuExec {
     if (bytes) std::memset(p, 0, bytes);
   }
 
+  // Host threads a for_each called from this thread may use (0: one per core). A fuzz campaign
+  // verifies several cases at once, each on its own thread, and gives each a share of the cores
+  // (fuzz/campaign.hpp says how much) instead of all of them.
+  static void limit_threads_of_this_thread(int threads) { thread_limit_ = threads; }
+
  private:
   // Work items per host thread: small enough that fuzz-sized problems of the atomic variants run
   // on several threads and really race (at 4096, one planted non-atomic add went unseen).
   static constexpr int64_t kMinPerThread = 1024;
-  static inline std::atomic<uint64_t> order_{0};
+  static inline thread_local int thread_limit_ = 0;
+  static inline thread_local uint64_t order_ = 0;
 };
 
 #if PG_GPU_COMPILER

@@ -1,6 +1,6 @@
 // The poolgrad command: version, devices, variants, check (the main job), replay; forward,
-// backward, bench and select live in their own units (src/cli/commands.hpp). Exit codes and the
-// error line: src/cli/exit_codes.hpp.
+// backward, bench, select, fuzz and fuzz-merge live in their own units (src/cli/commands.hpp,
+// src/cli/fuzz_commands.hpp). Exit codes and the error line: src/cli/exit_codes.hpp.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
@@ -12,8 +12,10 @@
 #include "src/invalid_input.hpp"
 #include "src/registry.hpp"
 #include "src/verify.hpp"
+#include "fuzz/case_file.hpp"
 #include "src/cli/commands.hpp"
 #include "src/cli/exit_codes.hpp"
+#include "src/cli/fuzz_commands.hpp"
 #include "src/cli/parse_options.hpp"
 
 namespace pg {
@@ -167,11 +169,13 @@ int main(int argc, char** argv) {
 
   auto* replay = app.add_subcommand("replay", "rerun one case from the line a failure printed");
   std::string problem_text, kind = "ints", variant, backend = "cpu", seed = "1";
-  replay->add_option("--problem", problem_text, "the problem line")->required();
-  replay->add_option("--data", kind, "ints, special, real or foreign");
-  replay->add_option("--seed", seed, "data seed");
-  replay->add_option("--variant", variant, "variant name")->required();
-  replay->add_option("--backend", backend, "cpu or gpuN");
+  std::string case_file;
+  auto* file_opt = replay->add_option("file", case_file, "a case file written by poolgrad fuzz (instead of the options)");
+  replay->add_option("--problem", problem_text, "the problem line")->excludes(file_opt);
+  replay->add_option("--data", kind, "ints, special, real or foreign")->excludes(file_opt);
+  replay->add_option("--seed", seed, "data seed")->excludes(file_opt);
+  replay->add_option("--variant", variant, "variant name")->excludes(file_opt);
+  replay->add_option("--backend", backend, "cpu or gpuN (with a FILE: instead of the file's)");
 
   pg::PoolCommandOptions pool_opts;
   pg::add_pool_commands(app, pool_opts);
@@ -179,6 +183,8 @@ int main(int argc, char** argv) {
   pg::add_bench_command(app, bench_opts);
   pg::SelectCommandOptions select_opts;
   pg::add_select_command(app, select_opts);
+  pg::FuzzCommandOptions fuzz_opts;
+  pg::add_fuzz_commands(app, fuzz_opts);
 
   try {
     app.parse(argc, argv);
@@ -199,6 +205,19 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("bench")) return pg::run_command("bench", [&] { return pg::run_bench_command(bench_opts, argc, argv); });
   if (app.got_subcommand("select")) return pg::run_command("select", [&] { return pg::run_select_command(select_opts); });
   if (app.got_subcommand("replay"))
-    return pg::run_command("replay", [&] { return pg::cmd_replay(problem_text, kind, seed, variant, backend); });
+    return pg::run_command("replay", [&] {
+      if (!case_file.empty()) {
+        pg::fuzz::PoolCaseFile c;
+        std::string error;
+        if (!pg::fuzz::read_pool_case_file(case_file, &c, &error)) throw pg::InvalidInput(error);
+        return pg::cmd_replay(c.problem, pg::data_kind_name(c.data.kind), std::to_string(c.data.seed), c.variant,
+                              replay->count("--backend") ? backend : c.backend);
+      }
+      if (problem_text.empty()) throw pg::InvalidInput("--problem is required (or a case FILE)");
+      if (variant.empty()) throw pg::InvalidInput("--variant is required (or a case FILE)");
+      return pg::cmd_replay(problem_text, kind, seed, variant, backend);
+    });
+  if (app.got_subcommand("fuzz")) return pg::run_command("fuzz", [&] { return pg::run_fuzz_command(fuzz_opts); });
+  if (app.got_subcommand("fuzz-merge")) return pg::run_command("fuzz-merge", [&] { return pg::run_fuzz_command(fuzz_opts); });
   return pg::run_pool_command(pool_opts);
 }

@@ -1,0 +1,32 @@
+// A failing pooling case as a file: what `poolgrad fuzz` writes for each distinct failure and
+// `poolgrad replay FILE` reads back. JSON, one object:
+//   {"format": "poolgrad-case/1", "target": "pool", "variant": ..., "backend": "cpu"|"gpuN",
+//    "problem": the problem line, "data": {"kind": ..., "seed": ...},
+//    "signature": the kind of failure, "report": [the failure report, line by line],
+//    "replay": the same case as a command line}
+// Replay needs only variant, backend, problem and data; the rest is for the reader.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "src/datagen.hpp"
+#include "src/problem.hpp"
+
+namespace pg::fuzz {
+
+struct PoolCaseFile {
+  std::string variant, backend;
+  std::string problem;  // the problem line (to_string(Problem))
+  DataSpec data;
+};
+
+nlohmann::json pool_case_json(const PoolCaseFile& c, const std::string& signature, const std::string& report,
+                              const std::string& replay);
+
+// Reads `path`; false with *error (naming the file and the field) when it is not a pool case file.
+bool read_pool_case_file(const std::string& path, PoolCaseFile* out, std::string* error);
+
+}  // namespace pg::fuzz

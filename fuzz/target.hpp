@@ -1,0 +1,51 @@
+// What a fuzz campaign fuzzes: one kernel variant on one kind of backend. A target draws and
+// verifies the case a random source selects, shrinks a failing one, and hands back each failure
+// with its case file. The campaign (fuzz/campaign.hpp) schedules targets over threads and devices
+// and keeps the counts; it never looks inside a case, so another op's variants (convolution)
+// join a campaign as another Target, with no change to the campaign.
+#pragma once
+
+#include <rapidcheck.h>
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "src/backend.hpp"
+
+namespace pg::fuzz {
+
+struct Trial {
+  enum class Verdict { pass, fail, discard } verdict = Verdict::pass;
+  std::vector<std::string> tags;  // pass: the coverage tags the case reached
+  std::string why;                // discard: why the variant does not take the case
+  std::string signature;          // fail: the kind of failure, without numbers
+  std::string message;            // fail: the report, replay line included
+  nlohmann::json case_file;       // fail: the case as `poolgrad replay FILE` reads it
+  // fail: the backend itself broke (a GPU runtime error, after which every launch on that device
+  // fails): the campaign stops using it instead of shrinking and counting its echoes
+  bool backend_lost = false;
+};
+
+class Target {
+ public:
+  virtual ~Target() = default;
+  virtual std::string variant() const = 0;
+  virtual BackendKind backend_kind() const = 0;
+  // Every tag a long run over this target's domain must reach (reported as "reached of admitted").
+  virtual std::vector<std::string> admitted_tags() const = 0;
+  // Draws the case `random` selects and verifies it on `b`. Same random, same case.
+  virtual Trial run(const rc::Random& random, Backend& b) const = 0;
+  // The smallest case reachable from `random`'s by shrinking steps that keep a failure of the
+  // same signature on `b`; returns that case's failing trial. Stops early (keeping the smallest
+  // found so far) after `max_runs` verifications or when `stop` is set.
+  virtual Trial shrink(const rc::Random& random, Backend& b, const std::string& signature, int max_runs,
+                       const std::atomic<bool>& stop) const = 0;
+};
+
+using Targets = std::vector<std::shared_ptr<const Target>>;
+
+}  // namespace pg::fuzz
