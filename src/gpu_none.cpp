@@ -1,5 +1,6 @@
 // The build without a GPU backend (-Dgpu=none, or gpu=auto with no nvcc found).
 #include "src/backend.hpp"
+#include "src/conv_registry.hpp"
 #include "src/copy.hpp"
 #include "src/registry.hpp"
 
@@ -18,8 +19,8 @@ const char* gpu_runtime_name() { return "none"; }
 
 std::vector<Variant> gpu_max_variants() { return {}; }
 std::vector<Variant> gpu_avg_variants() { return {}; }
+std::vector<ConvVariant> gpu_conv_variants() { return {}; }
 
 void copy_kernel_gpu(void*, const void*, size_t) { throw Error("no GPU backend in this build"); }
-
 
 }  // namespace pg
