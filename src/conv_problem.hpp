@@ -68,10 +68,14 @@ std::string conv_validate(const ConvProblem& p);
 // One line with every parameter, in the syntax parse_conv_problem() reads (failures print it,
 // `poolgrad replay` takes it back), e.g.
 //   op=conv2d n=2 c=8 k=16 g=2 in=9x9 ks=3x3 s=1x1 d=1x1 pb=1x1 pe=1x1 layout=ncdhw dtype=f32
-// (k= is the output channel count, ks= the kernel size).
+// (k= is the output channel count, ks= the kernel size). Padding given as "same" or "valid"
+// prints as pad=same or pad=valid in place of pb=/pe=, so a replay keeps the mode's checks.
 std::string conv_to_string(const ConvProblem& p);
 
-// Parses conv_to_string()'s syntax; on error returns false and sets *error to one line.
+// Parses conv_to_string()'s syntax, strictly: an unknown or repeated key, a token that is not
+// key=value, a number with anything around it, or pad= beside pb=/pe= is an error (false, and
+// *error set to one line). Keys left out keep ConvProblem's defaults; the result is finalized
+// but not validated.
 bool parse_conv_problem(const std::string& text, ConvProblem* p, std::string* error);
 
 }  // namespace pg
