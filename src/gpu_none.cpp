@@ -2,6 +2,7 @@
 #include "src/backend.hpp"
 #include "src/conv_registry.hpp"
 #include "src/copy.hpp"
+#include "src/fma_peak.hpp"
 #include "src/registry.hpp"
 
 namespace pg {
@@ -22,5 +23,6 @@ std::vector<Variant> gpu_avg_variants() { return {}; }
 std::vector<ConvVariant> gpu_conv_variants() { return {}; }
 
 void copy_kernel_gpu(void*, const void*, size_t) { throw Error("no GPU backend in this build"); }
+void fma_chains_gpu(float*, int64_t, int) { throw Error("no GPU backend in this build"); }
 
 }  // namespace pg
