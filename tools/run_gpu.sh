@@ -50,10 +50,10 @@ run_conv() {
     "$here/bin/poolgrad" check --variant "$v" > "$out/conv_check_$v.log" 2>&1 || { status=1; echo "FAILED: check $v"; }
     grep -E "^conv\.|FAIL|replay:|passed" "$out/conv_check_$v.log" | head -n 30
   done
-  POOLGRAD_FUZZ_CASES=${CONV_CASES:-1000} timeout 300 "$here/bin/fuzz_conv" --backend=gpu > "$out/fuzz_conv.log" 2>&1 ||
+  POOLGRAD_FUZZ_CASES=${CONV_CASES:-1000} timeout 240 "$here/bin/fuzz_conv" --backend=gpu > "$out/fuzz_conv.log" 2>&1 ||
     { status=1; echo "FAILED: fuzz_conv"; }
   grep -E "^\[       OK|^\[  FAILED|^\[  SKIPPED|cases ran|^FAIL|replay:" "$out/fuzz_conv.log" | head -n 80
-  timeout 240 "$here/bin/conv_bench" --benchmark_out="$out/conv_bench.json" --benchmark_out_format=json \
+  timeout 300 "$here/bin/conv_bench" --benchmark_out="$out/conv_bench.json" --benchmark_out_format=json \
     --benchmark_min_time=0.2 ${BENCH_ARGS:-} 2>&1 | tee "$out/conv_bench.log" | grep -vE "^-+$" | tail -n 60
   [ -n "${SKIP_PYTORCH:-}" ] || timeout 120 python3 "$here/pytorch_conv_baseline.py" --out "$out/pytorch_conv.json" 2>&1 | tail -n 20
 }
