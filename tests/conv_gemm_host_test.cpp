@@ -32,7 +32,7 @@ void run_blocks(const ConvProblem& p, const ConvGemmPlan& plan, const ConvBuffer
       for (int64_t x = 0; x < plan.grid[0]; ++x) {
         bool active = false;
         for (int t = 0; t < kGemmThreads; ++t)
-          active = threads[t].begin(args, t, static_cast<int>(x), static_cast<int>(y), static_cast<int>(z));
+          active = threads[t].begin(args, *smem, t, static_cast<int>(x), static_cast<int>(y), static_cast<int>(z));
         if (!active) continue;
         const int iterations = threads[0].iterations();
         if (iterations > 0) {
@@ -41,11 +41,11 @@ void run_blocks(const ConvProblem& p, const ConvGemmPlan& plan, const ConvBuffer
         }
         for (int it = 0; it < iterations; ++it) {
           const bool more = it + 1 < iterations;
-          if (more) every([](Thread& t) { t.advance(); t.fetch(); });
+          if (more) every([&](Thread& t) { t.advance(*smem); t.fetch(); });
           if (more) every([&](Thread& t) { t.stage(*smem, (it + 1) & 1); });
           every([&](Thread& t) { t.multiply(*smem, it & 1); });
         }
-        every([](Thread& t) { t.finish(); });
+        every([&](Thread& t) { t.finish(*smem); });
       }
 }
 

@@ -53,10 +53,19 @@ struct ConvGemmArgs {
   T* dx;
 };
 
+// A block's phase along each axis: dx positions i0 + j*stride (j < jn), reached by the taps
+// t0 + q*t_step (q < taps_in) from dy at j + off0 - q*o_step. The same for every thread, so it
+// lives in shared memory rather than in each thread's registers.
+struct ConvGemmPhase {
+  int32_t i0[kAxes], jn[kAxes], t0[kAxes], t_step[kAxes], off0[kAxes], o_step[kAxes], taps_in[kAxes];
+  int32_t j_plane;  // jn[0] * jn[1] * jn[2]
+};
+
 template <class A, int BM, int BN>
 struct ConvGemmSmem {
   alignas(16) A a[2][kGemmBK][BM + kGemmPadA];
   alignas(16) A b[2][kGemmBK][BN];
+  ConvGemmPhase phase;  // written by thread 0 in begin(), read after the first barrier
 };
 
 template <class T, int BM, int BN, bool CL>
@@ -73,9 +82,8 @@ struct ConvGemmThread {
 
   ConvGemmArgs<T> args;
   int tid;
-  // The block's phase and group.
-  int32_t group, m_base, c_base, rows_in_phase, j_plane;
-  int32_t i0[kAxes], jn[kAxes], t0[kAxes], t_step[kAxes], off0[kAxes], o_step[kAxes], taps_in[kAxes];
+  // The block's group and tile.
+  int32_t group, m_base, c_base, rows_in_phase;
   // Where the reduction is: the chunk of K/groups and the tap (q per axis).
   int32_t chunk, chunks, q[kAxes], iterations_left;
   // This thread's A rows: sample base, phase coordinates, and the dy offset of the current tap
@@ -95,32 +103,34 @@ struct ConvGemmThread {
   // Sets up the block (bx: m tile, by: c tile, bz: phase * groups + group). False when the tile
   // starts past its phase's positions: the whole block has nothing to do (the grid is sized
   // for the largest phase).
-  PG_HD bool begin(const ConvGemmArgs<T>& a, int thread, int bx, int by, int bz) {
+  PG_HD bool begin(const ConvGemmArgs<T>& a, Smem& smem, int thread, int bx, int by, int bz) {
     args = a;
     tid = thread;
     const ConvShape<int32_t>& g = args.g;
     group = bz % g.groups;
     int32_t phase = bz / g.groups;
-    j_plane = 1;
+    ConvGemmPhase ph;
+    ph.j_plane = 1;
     int32_t taps = 1;
     for (int ax = kAxes - 1; ax >= 0; --ax) {
-      i0[ax] = phase % args.phases[ax];
+      ph.i0[ax] = phase % args.phases[ax];
       phase /= args.phases[ax];
       const int32_t s = g.stride[ax], d = g.dilation[ax];
-      jn[ax] = (g.in[ax] - i0[ax] + s - 1) / s;
-      j_plane *= jn[ax];
+      ph.jn[ax] = (g.in[ax] - ph.i0[ax] + s - 1) / s;
+      ph.j_plane *= ph.jn[ax];
       // The taps of this phase: t*d = i0 + pad (mod s), see conv_geometry.hpp.
-      const int32_t gd = gcd_of(s, d), reach = i0[ax] + g.pad[ax];
-      t_step[ax] = s / gd;
-      o_step[ax] = d / gd;
-      t0[ax] = 0;
-      while (t0[ax] < t_step[ax] && (reach - t0[ax] * d) % s != 0) ++t0[ax];
-      const bool any = reach % gd == 0 && t0[ax] < g.kernel[ax];
-      taps_in[ax] = any ? (g.kernel[ax] - 1 - t0[ax]) / t_step[ax] + 1 : 0;
-      off0[ax] = any ? (reach - t0[ax] * d) / s : 0;
-      taps *= taps_in[ax];
+      const int32_t gd = gcd_of(s, d), reach = ph.i0[ax] + g.pad[ax];
+      ph.t_step[ax] = s / gd;
+      ph.o_step[ax] = d / gd;
+      ph.t0[ax] = 0;
+      while (ph.t0[ax] < ph.t_step[ax] && (reach - ph.t0[ax] * d) % s != 0) ++ph.t0[ax];
+      const bool any = reach % gd == 0 && ph.t0[ax] < g.kernel[ax];
+      ph.taps_in[ax] = any ? (g.kernel[ax] - 1 - ph.t0[ax]) / ph.t_step[ax] + 1 : 0;
+      ph.off0[ax] = any ? (reach - ph.t0[ax] * d) / s : 0;
+      taps *= ph.taps_in[ax];
     }
-    rows_in_phase = g.n * j_plane;
+    if (tid == 0) smem.phase = ph;
+    rows_in_phase = g.n * ph.j_plane;
     m_base = bx * BM;
     c_base = by * BN;
     if (m_base >= rows_in_phase) return false;
@@ -131,29 +141,29 @@ struct ConvGemmThread {
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
       const int32_t m = m_base + a_row(r);
-      row_n[r] = m < rows_in_phase ? m / j_plane : -1;
-      const int32_t rest = m % j_plane;
-      row_j[r][0] = rest / (jn[1] * jn[2]);
-      row_j[r][1] = rest / jn[2] % jn[1];
-      row_j[r][2] = rest % jn[2];
+      row_n[r] = m < rows_in_phase ? m / ph.j_plane : -1;
+      const int32_t rest = m % ph.j_plane;
+      row_j[r][0] = rest / (ph.jn[1] * ph.jn[2]);
+      row_j[r][1] = rest / ph.jn[2] % ph.jn[1];
+      row_j[r][2] = rest % ph.jn[2];
     }
 #pragma unroll
     for (int i = 0; i < 8; ++i)
 #pragma unroll
       for (int j = 0; j < 8; ++j) acc[i][j] = 0;
-    if (iterations_left > 0) to_tap();
+    if (iterations_left > 0) to_tap(ph);
     return true;
   }
 
   PG_HD int iterations() const { return iterations_left; }
 
   // Row offsets and the weight tile for tap q: once per tap, not per stage.
-  PG_HD void to_tap() {
+  PG_HD void to_tap(const ConvGemmPhase& ph) {
     const ConvShape<int32_t>& g = args.g;
     int32_t off[kAxes], t[kAxes];
     for (int ax = 0; ax < kAxes; ++ax) {
-      off[ax] = off0[ax] - q[ax] * o_step[ax];
-      t[ax] = t0[ax] + q[ax] * t_step[ax];
+      off[ax] = ph.off0[ax] - q[ax] * ph.o_step[ax];
+      t[ax] = ph.t0[ax] + q[ax] * ph.t_step[ax];
     }
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
@@ -192,21 +202,22 @@ struct ConvGemmThread {
   }
 
   // The next (tap, chunk): chunks inside a tap, then the taps with q[2] fastest.
-  PG_HD void advance() {
+  PG_HD void advance(const Smem& smem) {
+    const ConvGemmPhase& ph = smem.phase;
     --iterations_left;
     if (++chunk < chunks) {
       b_at += kGemmBK * args.cg_pad;
       return;
     }
     chunk = 0;
-    if (++q[2] == taps_in[2]) {
+    if (++q[2] == ph.taps_in[2]) {
       q[2] = 0;
-      if (++q[1] == taps_in[1]) {
+      if (++q[1] == ph.taps_in[1]) {
         q[1] = 0;
         ++q[0];
       }
     }
-    to_tap();
+    to_tap(ph);
   }
 
   PG_HD void multiply(const Smem& s, int buf) {
@@ -225,16 +236,17 @@ struct ConvGemmThread {
   }
 
   // The 8 x 8 results to dx, each element once.
-  PG_HD void finish() const {
+  PG_HD void finish(const Smem& smem) const {
     const ConvShape<int32_t>& g = args.g;
+    const ConvGemmPhase& ph = smem.phase;
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
       const int32_t m = m_base + m_of(i);
       if (m >= rows_in_phase) continue;
-      const int32_t n = m / j_plane, rest = m % j_plane;
-      const int32_t j[kAxes] = {rest / (jn[1] * jn[2]), rest / jn[2] % jn[1], rest % jn[2]};
+      const int32_t n = m / ph.j_plane, rest = m % ph.j_plane;
+      const int32_t j[kAxes] = {rest / (ph.jn[1] * ph.jn[2]), rest / ph.jn[2] % ph.jn[1], rest % ph.jn[2]};
       int32_t pos[kAxes];
-      for (int ax = 0; ax < kAxes; ++ax) pos[ax] = i0[ax] + j[ax] * g.stride[ax];
+      for (int ax = 0; ax < kAxes; ++ax) pos[ax] = ph.i0[ax] + j[ax] * g.stride[ax];
 #pragma unroll
       for (int jj = 0; jj < 8; ++jj) {
         const int32_t c = c_base + c_of(jj);
@@ -325,13 +337,15 @@ void with_gemm_tile(const ConvProblem& p, F&& f) {
 
 // One barrier per stage: the stage written at iteration i is read at i + 1, after the barrier
 // that ends i; the buffer it overwrites was last read at i - 1, before the barrier that ended it.
+// The phase thread 0 writes in begin() is first read after the barrier that follows the first
+// stage.
 template <class T, int BM, int BN, bool CL>
 __global__ void __launch_bounds__(kGemmThreads) conv_gemm_kernel(ConvGemmArgs<T> args) {
   using Thread = ConvGemmThread<T, BM, BN, CL>;
   __shared__ typename Thread::Smem smem;
   Thread th;
   // The same for every thread of the block, so no thread waits at a barrier the others skip.
-  if (!th.begin(args, threadIdx.x, blockIdx.x, blockIdx.y, blockIdx.z)) return;
+  if (!th.begin(args, smem, threadIdx.x, blockIdx.x, blockIdx.y, blockIdx.z)) return;
   const int iterations = th.iterations();
   if (iterations > 0) {
     th.fetch();
@@ -341,14 +355,14 @@ __global__ void __launch_bounds__(kGemmThreads) conv_gemm_kernel(ConvGemmArgs<T>
   for (int it = 0; it < iterations; ++it) {
     const bool more = it + 1 < iterations;
     if (more) {
-      th.advance();
+      th.advance(smem);
       th.fetch();
     }
     th.multiply(smem, it & 1);
     if (more) th.stage(smem, (it + 1) & 1);
     __syncthreads();
   }
-  th.finish();
+  th.finish(smem);
 }
 
 #endif
