@@ -155,7 +155,7 @@ int replay_conv(const std::string& problem_text, const DataSpec& spec, const std
                 const std::string& backend_name) {
   ConvProblem p;
   std::string error;
-  if (!parse_conv_problem(problem_text, &p, &error)) {
+  if (!parse_conv_problem(problem_text, &p, &error) || !(error = conv_validate(p)).empty()) {
     std::fprintf(stderr, "poolgrad replay: %s\n", error.c_str());
     return 2;
   }
@@ -185,7 +185,7 @@ int cmd_replay(const std::string& problem_text, const std::string& kind, uint64_
   if (problem_text.rfind("op=conv", 0) == 0) return replay_conv(problem_text, spec, variant, backend_name);
   Problem p;
   std::string error;
-  if (!parse_problem(problem_text, &p, &error)) {
+  if (!parse_problem(problem_text, &p, &error) || !(error = validate(p)).empty()) {
     std::fprintf(stderr, "poolgrad replay: %s\n", error.c_str());
     return 2;
   }
