@@ -1,5 +1,6 @@
 #include "src/conv_problem.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <initializer_list>
 #include <limits>
@@ -150,9 +151,11 @@ std::string conv_validate(const ConvProblem& p) {
 
 namespace {
 
+// The problem's axes joined by 'x'; a dims outside 1..3 (which conv_validate() reports) prints
+// the axes that exist rather than reading past them.
 std::string axes_text(const ConvProblem& p, const int64_t* v) {
   std::string s;
-  for (int a = kAxes - p.dims; a < kAxes; ++a) {
+  for (int a = kAxes - std::clamp(p.dims, 1, kAxes); a < kAxes; ++a) {
     if (!s.empty()) s += 'x';
     s += std::to_string(v[a]);
   }

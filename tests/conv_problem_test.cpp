@@ -82,6 +82,14 @@ TEST(ConvProblem, EachBadParameterIsNamed) {
             std::string::npos);
 }
 
+TEST(ConvProblem, StringOfAnInvalidDimsStaysInBounds) {
+  ConvProblem p = base();
+  p.dims = 7;
+  EXPECT_EQ(conv_to_string(p), "op=conv7d n=2 c=4 k=6 g=2 in=1x7x9 ks=1x3x3 s=1x1x1 d=1x1x1 pb=0x1x1 pe=0x1x1 layout=ncdhw dtype=f32");
+  p.dims = -1;
+  EXPECT_EQ(conv_to_string(p), "op=conv-1d n=2 c=4 k=6 g=2 in=9 ks=3 s=1 d=1 pb=1 pe=1 layout=ncdhw dtype=f32");
+}
+
 TEST(ConvProblem, StaleFieldsAreReported) {
   ConvProblem p = base();
   p.in[2] = 20;  // out[] not recomputed

@@ -99,5 +99,61 @@ RC_GTEST_PROP(ConvOracleProperties, TermCountsMatchTheForwardTerms, ()) {
   RC_ASSERT(forward_terms == backward_terms);
 }
 
+// (outer, channels, plane) in channels-first order -> (outer, plane, channels).
+std::vector<double> to_channels_last(const std::vector<double>& v, int64_t outer, int64_t channels, int64_t plane) {
+  std::vector<double> r(v.size());
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t s = 0; s < plane; ++s) r[(o * plane + s) * channels + c] = v[(o * channels + c) * plane + s];
+  return r;
+}
+
+// The same numbers in channels-last order give the same results, transposed.
+RC_GTEST_PROP(ConvOracleProperties, ChannelsLastAgreesWithChannelsFirst, ()) {
+  ConvProblem cf = gen_problem();
+  cf.layout = Layout::channels_first;
+  ConvProblem cl = cf;
+  cl.layout = Layout::channels_last;
+  const std::vector<double> x = small_integers(cf.x_elems()), w = small_integers(cf.w_elems()),
+                            dy = small_integers(cf.y_elems());
+  auto x_last = [&](const std::vector<double>& v) { return to_channels_last(v, cf.n, cf.c, cf.in_plane()); };
+  auto y_last = [&](const std::vector<double>& v) { return to_channels_last(v, cf.n, cf.k, cf.out_plane()); };
+  const std::vector<double> w_l = to_channels_last(w, cf.k, cf.c_per_group(), cf.taps());
+  RC_ASSERT(ref::conv_forward(cl, x_last(x), w_l) == y_last(ref::conv_forward(cf, x, w)));
+  const ref::ConvGradient first = ref::conv_backward_data(cf, dy, w), last = ref::conv_backward_data(cl, y_last(dy), w_l);
+  RC_ASSERT(last.dx == x_last(first.dx));
+  RC_ASSERT(last.abs_sum == x_last(first.abs_sum));
+}
+
+// A grouped convolution is G independent convolutions on channel slices (channels first: each
+// group's channels, output channels and weight rows are contiguous per sample).
+RC_GTEST_PROP(ConvOracleProperties, GroupsAreIndependentConvolutions, ()) {
+  ConvProblem p = gen_problem();
+  p.layout = Layout::channels_first;
+  const std::vector<double> x = small_integers(p.x_elems()), w = small_integers(p.w_elems()),
+                            dy = small_integers(p.y_elems());
+  const std::vector<double> y = ref::conv_forward(p, x, w), dx = ref::conv_backward_data(p, dy, w).dx;
+  ConvProblem one = p;
+  one.groups = 1;
+  one.c = p.c_per_group();
+  one.k = p.k_per_group();
+  conv_finalize(one);
+  RC_ASSERT(conv_validate(one) == "");
+  const int64_t x_block = one.c * p.in_plane(), y_block = one.k * p.out_plane(), w_block = one.w_elems();
+  // Elements [g*block, (g+1)*block) of every sample's stretch of `per_sample`.
+  auto slice = [&](const std::vector<double>& v, int64_t per_sample, int64_t block, int64_t g, int64_t samples) {
+    std::vector<double> r;
+    for (int64_t n = 0; n < samples; ++n)
+      r.insert(r.end(), v.begin() + n * per_sample + g * block, v.begin() + n * per_sample + (g + 1) * block);
+    return r;
+  };
+  for (int64_t g = 0; g < p.groups; ++g) {
+    const std::vector<double> xg = slice(x, p.c * p.in_plane(), x_block, g, p.n),
+                              dyg = slice(dy, p.k * p.out_plane(), y_block, g, p.n), wg = slice(w, 0, w_block, g, 1);
+    RC_ASSERT(ref::conv_forward(one, xg, wg) == slice(y, p.k * p.out_plane(), y_block, g, p.n));
+    RC_ASSERT(ref::conv_backward_data(one, dyg, wg).dx == slice(dx, p.c * p.in_plane(), x_block, g, p.n));
+  }
+}
+
 }  // namespace
 }  // namespace pg

@@ -8,11 +8,11 @@ namespace {
 
 void add_problem_options(CLI::App* cmd, PoolCommandOptions& o) {
   PoolArgs& a = o.args;
-  cmd->add_option("--op", a.op, "max_pool1d|max_pool2d|max_pool3d|avg_pool1d|avg_pool2d|avg_pool3d")->required();
-  cmd->add_option("--kernel-size", a.kernel_size, "K or K,K[,K]: one value applies to every axis")
-      ->required()->delimiter(',');
-  cmd->add_option("--stride", a.stride, "S[,S..] (default: kernel size)")->delimiter(',');
-  cmd->add_option("--padding", a.padding, "P[,P..]: symmetric padding")->delimiter(',');
+  cmd->add_option("--op", a.op, "max_pool1d..3d|avg_pool1d..3d|conv1d..3d")->required();
+  cmd->add_option("--kernel-size", a.kernel_size, "K or K,K[,K] (pooling, required): one value applies to every axis")
+      ->delimiter(',');
+  cmd->add_option("--stride", a.stride, "S[,S..] (default: pooling the kernel size, conv 1)")->delimiter(',');
+  cmd->add_option("--padding", o.padding, "P[,P..]: symmetric padding; conv also same|valid")->delimiter(',');
   cmd->add_option("--pads", a.pads, "B..,E..: every begin, then every end (ONNX)")->delimiter(',');
   cmd->add_option("--auto-pad", a.auto_pad, "SAME_UPPER|SAME_LOWER|VALID (ONNX)");
   cmd->add_option("--dilation", a.dilation, "D[,D..]")->delimiter(',');
@@ -22,7 +22,7 @@ void add_problem_options(CLI::App* cmd, PoolCommandOptions& o) {
   cmd->add_option("--divisor-override", o.divisor_override, "N: divide every average window by N");
   cmd->add_option("--profile", a.profile, "pytorch (default), onnx, cudnn, miopen, onednn, ck");
   cmd->add_option("--layout", a.layout, "NCHW (default) or NHWC: channels first or last, any dims");
-  cmd->add_option("--input", o.input, "x.npy: (N, C, spatial...) or (C, spatial...)")->required();
+  cmd->add_option("--input", o.input, "x.npy: (N, C, spatial...) or (C, spatial...); required but in conv backward");
   cmd->add_option("--output", o.output, "where the result .npy goes")->required();
 }
 
@@ -52,8 +52,8 @@ int backward(const PoolCommandOptions& o) {
 }  // namespace
 
 void add_pool_commands(CLI::App& app, PoolCommandOptions& opts) {
-  opts.forward = app.add_subcommand("forward", "pooled output (and max indices) of one problem, by the oracle");
-  opts.backward = app.add_subcommand("backward", "input gradient of one problem, by the oracle or a variant");
+  opts.forward = app.add_subcommand("forward", "output of one pooling (and max indices) or conv problem, by the oracle");
+  opts.backward = app.add_subcommand("backward", "input gradient of one pooling problem (oracle or a variant) or conv problem (oracle)");
   add_problem_options(opts.forward, opts);
   add_problem_options(opts.backward, opts);
   opts.forward->add_option("--indices-output", opts.indices_output, "idx.npy: max indices in the profile's format");
@@ -61,6 +61,7 @@ void add_pool_commands(CLI::App& app, PoolCommandOptions& opts) {
   opts.backward->add_option("--indices", opts.indices, "idx.npy: route dy through these instead of recomputing");
   opts.backward->add_option("--variant", opts.args.variant, "oracle (default), auto, or a registered variant's name");
   opts.forward->add_option("--variant", opts.args.variant, "oracle (the only forward)");
+  add_conv_options(opts);
 }
 
 int run_pool_command(CLI::App&, PoolCommandOptions& opts) {
@@ -69,6 +70,13 @@ int run_pool_command(CLI::App&, PoolCommandOptions& opts) {
   if (cmd->count("--divisor-override")) opts.args.divisor_override = opts.divisor_override;
   const std::string name = cmd == opts.forward ? "forward" : "backward";
   try {
+    if (is_conv_op(opts.args.op)) return run_conv_command(*cmd, opts);
+    refuse_conv_options(*cmd, opts.args.op);
+    const PaddingOption padding = parse_padding(opts.padding);
+    if (padding.mode != ConvPadMode::explicit_pads)
+      throw InvalidInput("--padding = " + opts.padding[0] + " applies to conv only; pooling takes integers (or --auto-pad)");
+    opts.args.padding = padding.values;
+    if (opts.input.empty()) throw InvalidInput("--input is required");
     return cmd == opts.forward ? forward(opts) : backward(opts);
   } catch (const InvalidInput& e) {
     std::fprintf(stderr, "poolgrad %s: %s\n", name.c_str(), e.what());

@@ -1,0 +1,174 @@
+// The library behind `poolgrad forward|backward --op convNd` (src/conv_run.hpp): shapes in
+// either layout, unbatched inputs, the half-precision dtypes, and one line naming the parameter
+// for every refusal, raised before any payload is read.
+#include <gtest/gtest.h>
+
+#include "kernels/common/numeric.hpp"
+#include "src/conv_run.hpp"
+#include "src/invalid_input.hpp"
+
+namespace pg {
+namespace {
+
+NpyHeader header(NpyType t, std::vector<int64_t> shape) {
+  NpyHeader h;
+  h.type = t;
+  h.shape = std::move(shape);
+  return h;
+}
+
+NpyArray array(NpyType t, std::vector<int64_t> shape, const std::vector<double>& v) {
+  NpyArray a;
+  a.header = header(t, std::move(shape));
+  a.data.resize(v.size() * npy_type_size(t));
+  for (size_t i = 0; i < v.size(); ++i) store_from_double(npy_float_dtype(t), a.data.data(), static_cast<int64_t>(i), v[i]);
+  return a;
+}
+
+std::vector<double> values(const NpyArray& a) {
+  std::vector<double> v(static_cast<size_t>(a.header.elements()));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = load_as_double(npy_float_dtype(a.header.type), a.data.data(), static_cast<int64_t>(i));
+  return v;
+}
+
+ConvArgs args(const std::string& op) {
+  ConvArgs a;
+  a.op = op;
+  return a;
+}
+
+// The refusal's message, "" when plan_conv accepts.
+std::string refusal(const ConvArgs& a, const std::vector<int64_t>& input, const NpyHeader& weight) {
+  try {
+    plan_conv(a, input, "--input shape", weight);
+  } catch (const InvalidInput& e) {
+    const std::string m = e.what();
+    EXPECT_EQ(m.find('\n'), std::string::npos) << "one line: " << m;
+    return m;
+  }
+  return "";
+}
+
+TEST(ConvRun, ShapesFollowTheLayout) {
+  ConvArgs a = args("conv2d");
+  a.groups = 2;
+  a.stride = {2, 1};
+  a.padding = {1};
+  ConvPlan plan = plan_conv(a, {3, 4, 7, 6}, "--input shape", header(NpyType::f32, {6, 2, 3, 2}));
+  EXPECT_EQ(plan.problem.n, 3);
+  EXPECT_EQ(plan.problem.c, 4);
+  EXPECT_EQ(plan.problem.k, 6);
+  EXPECT_EQ(plan.problem.kernel[1], 3);
+  EXPECT_EQ(plan.problem.kernel[2], 2);
+  EXPECT_EQ(plan.output_shape, (std::vector<int64_t>{3, 6, 4, 7}));  // (7+2-3)/2+1, (6+2-2)/1+1
+  a.layout = "NHWC";
+  plan = plan_conv(a, {3, 7, 6, 4}, "--input shape", header(NpyType::f32, {6, 3, 2, 2}));
+  EXPECT_EQ(plan.problem.c, 4);
+  EXPECT_EQ(plan.problem.in[1], 7);
+  EXPECT_EQ(plan.output_shape, (std::vector<int64_t>{3, 4, 7, 6}));
+  plan = plan_conv(a, {7, 6, 4}, "--input shape", header(NpyType::f32, {6, 3, 2, 2}));
+  EXPECT_TRUE(plan.unbatched);
+  EXPECT_EQ(plan.output_shape, (std::vector<int64_t>{4, 7, 6}));
+}
+
+TEST(ConvRun, SameAndPadsReachTheProblem) {
+  ConvArgs a = args("conv3d");
+  a.pad_mode = ConvPadMode::same;
+  a.dilation = {1, 2, 3};
+  const ConvPlan same = plan_conv(a, {1, 1, 4, 5, 6}, "--input shape", header(NpyType::f64, {1, 1, 2, 3, 2}));
+  EXPECT_EQ(same.output_shape, (std::vector<int64_t>{1, 1, 4, 5, 6}));
+  EXPECT_EQ(same.problem.pad_begin[0], 0);  // total 1
+  EXPECT_EQ(same.problem.pad_end[0], 1);
+  EXPECT_EQ(same.problem.pad_begin[1], 2);  // total 4
+  EXPECT_EQ(same.problem.pad_end[1], 2);
+  EXPECT_EQ(same.problem.pad_begin[2], 1);  // total 3
+  EXPECT_EQ(same.problem.pad_end[2], 2);
+  a = args("conv1d");
+  a.pads = {0, 3};
+  const ConvPlan pads = plan_conv(a, {1, 1, 4}, "--input shape", header(NpyType::f64, {1, 1, 2}));
+  EXPECT_EQ(pads.problem.pad_end[2], 3);
+  EXPECT_EQ(pads.output_shape, (std::vector<int64_t>{1, 1, 6}));
+}
+
+TEST(ConvRun, EachBadParameterIsNamed) {
+  const std::vector<int64_t> image = {2, 4, 6, 5};
+  const NpyHeader w = header(NpyType::f32, {6, 2, 3, 3});
+  auto with = [](auto change) {
+    ConvArgs a = args("conv2d");
+    a.groups = 2;
+    change(a);
+    return a;
+  };
+  struct Bad {
+    ConvArgs args;
+    std::string says;
+  };
+  const std::vector<Bad> cases = {
+      {with([](ConvArgs& a) { a.op = "conv4d"; }), "--op = conv4d must be conv1d, conv2d or conv3d"},
+      {with([](ConvArgs& a) { a.layout = "NWHC"; }), "--layout = NWHC must be NCHW or NHWC"},
+      {with([](ConvArgs& a) { a.groups = 0; }), "groups = 0 must be >= 1"},
+      {with([](ConvArgs& a) { a.groups = 3; }), "groups = 3 must divide the input channels C = 4"},
+      {with([](ConvArgs& a) { a.groups = 4; }), "groups = 4 must divide the output channels K = 6"},
+      {with([](ConvArgs& a) { a.stride = {1, 0}; }), "stride W = 0 must be >= 1"},
+      {with([](ConvArgs& a) { a.stride = {1, 1, 1}; }), "--stride = 1,1,1 has 3 values; a 2D op takes 1 or 2"},
+      {with([](ConvArgs& a) { a.dilation = {-1}; }), "dilation H = -1 must be >= 1"},
+      {with([](ConvArgs& a) { a.dilation = {3}; }), "kernel_size H = 3 with dilation 3 spans 7, larger than the padded input 6"},
+      {with([](ConvArgs& a) { a.padding = {0, -2}; }), "padding begin W = -2 must be non-negative"},
+      {with([](ConvArgs& a) { a.pads = {0, 0, 0, -1}; }), "padding end W = -1 must be non-negative"},
+      {with([](ConvArgs& a) { a.pads = {1, 1}; }), "--pads = 1,1 has 2 values; a 2D op takes 4 (every begin, then every end)"},
+      {with([](ConvArgs& a) { a.padding = {1}, a.pads = {1, 1, 1, 1}; }), "--padding and --pads exclude each other"},
+      {with([](ConvArgs& a) { a.pad_mode = ConvPadMode::valid, a.padding = {1}; }), "--padding and --pads exclude each other"},
+      {with([](ConvArgs& a) { a.pad_mode = ConvPadMode::same, a.stride = {2, 1}; }),
+       "stride H = 2 must be 1 with padding='same'"},
+  };
+  for (const Bad& b : cases)
+    EXPECT_NE(refusal(b.args, image, w).find(b.says), std::string::npos) << refusal(b.args, image, w) << " / wanted: " << b.says;
+
+  const ConvArgs ok = with([](ConvArgs&) {});
+  EXPECT_EQ(refusal(ok, image, w), "");
+  EXPECT_EQ(refusal(ok, {4, 6}, w), "--input shape (4, 6) has rank 2; conv2d takes rank 4 (batched) or 3 (unbatched)");
+  EXPECT_EQ(refusal(ok, image, header(NpyType::f32, {6, 2, 3})),
+            "--weight shape (6, 2, 3) has rank 3; conv2d takes rank 4 (K, C/groups, kernel...)");
+  EXPECT_EQ(refusal(ok, image, header(NpyType::f32, {6, 4, 3, 3})),
+            "--weight shape (6, 4, 3, 3) has 4 input channels per group; input C = 4 with groups = 2 needs 2");
+  EXPECT_EQ(refusal(ok, image, header(NpyType::i64, {6, 2, 3, 3})),
+            "--weight dtype int64 must be float16, bfloat16, float32 or float64");
+  EXPECT_EQ(refusal(ok, {0, 4, 6, 5}, w), "batch N = 0 must be >= 1");
+  EXPECT_EQ(refusal(ok, {2, 4, 0, 5}, w), "input size H = 0 must be >= 1");
+  EXPECT_NE(refusal(ok, {int64_t{1} << 40, 4, int64_t{1} << 20, 5}, w).find("overflows int64"), std::string::npos);
+}
+
+TEST(ConvRun, TensorsMustMatchThePlan) {
+  const ConvPlan plan = plan_conv(args("conv1d"), {1, 2, 5}, "--input-size", header(NpyType::f32, {3, 2, 2}));
+  auto message = [](auto f) {
+    try {
+      f();
+    } catch (const InvalidInput& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(message([&] { check_conv_input(plan, header(NpyType::f64, {1, 2, 5})); }),
+            "--input dtype float64 does not match --weight dtype float32");
+  EXPECT_EQ(message([&] { check_conv_grad_output(plan, header(NpyType::f32, {1, 3, 5})); }),
+            "--grad-output shape (1, 3, 5) does not match the output shape (1, 3, 4)");
+  EXPECT_EQ(message([&] { check_conv_grad_output(plan, header(NpyType::bf16, {1, 3, 4})); }),
+            "--grad-output dtype bfloat16 does not match --weight dtype float32");
+  EXPECT_EQ(message([&] { check_conv_grad_output(plan, header(NpyType::f32, {1, 3, 4})); }), "");
+}
+
+// f16 and bf16 go through the oracle in double and come back rounded to nearest-even: with
+// values exact in both types the result is exact too.
+TEST(ConvRun, HalfPrecisionDtypes) {
+  for (NpyType t : {NpyType::f16, NpyType::bf16}) {
+    const ConvPlan plan = plan_conv(args("conv1d"), {1, 1, 4}, "--input shape", header(t, {1, 1, 2}));
+    const NpyArray y = conv_forward_npy(plan, array(t, {1, 1, 4}, {1, 2, 3, 4}), array(t, {1, 1, 2}, {0.5, -2}));
+    EXPECT_EQ(y.header.type, t);
+    EXPECT_EQ(values(y), (std::vector<double>{-3.5, -5, -6.5}));
+    const NpyArray dx = conv_backward_npy(plan, array(t, {1, 1, 2}, {0.5, -2}), array(t, {1, 1, 3}, {1, 1, 1}));
+    EXPECT_EQ(values(dx), (std::vector<double>{0.5, -1.5, -1.5, -2}));
+  }
+}
+
+}  // namespace
+}  // namespace pg
