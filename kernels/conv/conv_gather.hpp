@@ -39,7 +39,7 @@ struct ConvGatherBody {
     const Idx n = rest, group = c / g.cg, c_in_group = c - group * g.cg, k_first = group * g.kg;
     TapRun<Idx> run[kAxes];
     for (int a = 0; a < kAxes; ++a)
-      run[a] = taps_reaching<Idx>(pos[a], g.kernel[a], g.stride[a], g.dilation[a], g.pad[a], g.out[a]);
+      run[a] = g.taps_reaching_axis(pos[a], a);
     A sum = 0;
     for (Idx q0 = 0; q0 < run[0].count; ++q0)
       for (Idx q1 = 0; q1 < run[1].count; ++q1)

@@ -119,9 +119,9 @@ struct ConvGemmThread {
       ph.jn[ax] = (g.in[ax] - ph.i0[ax] + s - 1) / s;
       ph.j_plane *= ph.jn[ax];
       // The taps of this phase: t*d = i0 + pad (mod s), see conv_geometry.hpp.
-      const int32_t gd = gcd_of(s, d), reach = ph.i0[ax] + g.pad[ax];
-      ph.t_step[ax] = s / gd;
-      ph.o_step[ax] = d / gd;
+      const int32_t gd = g.step_gcd[ax], reach = ph.i0[ax] + g.pad[ax];
+      ph.t_step[ax] = g.t_step[ax];
+      ph.o_step[ax] = g.o_step[ax];
       ph.t0[ax] = 0;
       while (ph.t0[ax] < ph.t_step[ax] && (reach - ph.t0[ax] * d) % s != 0) ++ph.t0[ax];
       const bool any = reach % gd == 0 && ph.t0[ax] < g.kernel[ax];

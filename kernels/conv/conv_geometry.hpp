@@ -34,13 +34,14 @@ struct TapRun {
   Idx t0 = 0, t_step = 1, o0 = 0, o_step = 1, count = 0;
 };
 
-// The taps that reach position `pos` from dy positions inside [0, out).
+// The taps that reach position `pos` from dy positions inside [0, out), given g = gcd(stride,
+// dilation), t_step = stride / g and o_step = dilation / g (computed once per launch).
 template <class Idx>
-PG_HD TapRun<Idx> taps_reaching(Idx pos, Idx kernel, Idx stride, Idx dilation, Idx pad, Idx out) {
+PG_HD TapRun<Idx> taps_reaching(Idx pos, Idx kernel, Idx stride, Idx dilation, Idx pad, Idx out, Idx g, Idx t_step,
+                                Idx o_step) {
   TapRun<Idx> r;
-  const Idx g = gcd_of(stride, dilation);
-  r.t_step = stride / g;
-  r.o_step = dilation / g;
+  r.t_step = t_step;
+  r.o_step = o_step;
   const Idx reach = pos + pad;  // = o*stride + t*dilation
   if (reach % g != 0) return r;
   Idx t0 = 0;
@@ -63,7 +64,12 @@ template <class Idx>
 struct ConvShape {
   Idx n, c, k, groups, cg, kg;
   Idx in[kAxes], out[kAxes], kernel[kAxes], stride[kAxes], dilation[kAxes], pad[kAxes];
+  Idx step_gcd[kAxes], t_step[kAxes], o_step[kAxes];  // gcd(stride, dilation), stride / gcd, dilation / gcd
   bool channels_last;
+
+  PG_HD TapRun<Idx> taps_reaching_axis(Idx pos, int a) const {
+    return taps_reaching<Idx>(pos, kernel[a], stride[a], dilation[a], pad[a], out[a], step_gcd[a], t_step[a], o_step[a]);
+  }
 
   PG_HD Idx in_plane() const { return in[0] * in[1] * in[2]; }
   PG_HD Idx out_plane() const { return out[0] * out[1] * out[2]; }
@@ -100,6 +106,9 @@ ConvShape<Idx> make_conv_shape(const ConvProblem& p) {
     s.stride[a] = static_cast<Idx>(p.stride[a]);
     s.dilation[a] = static_cast<Idx>(p.dilation[a]);
     s.pad[a] = static_cast<Idx>(p.pad_begin[a]);
+    s.step_gcd[a] = gcd_of(s.stride[a], s.dilation[a]);
+    s.t_step[a] = s.stride[a] / s.step_gcd[a];
+    s.o_step[a] = s.dilation[a] / s.step_gcd[a];
   }
   s.channels_last = p.layout == Layout::channels_last;
   return s;
