@@ -37,6 +37,7 @@ namespace pg {
 inline constexpr int kGemmThreads = 256;
 inline constexpr int kGemmBK = 8;     // reduction steps per shared-memory stage
 inline constexpr int kGemmPadA = 4;   // keeps channels-last A stores off one bank, float4 reads aligned
+inline constexpr int kTileGroup = 32;  // threads laid out together as 8 x 4 tiles (see ConvGemmThread::tx)
 
 // The tile for a problem: 128 x 128, or 256 x 64 when a 128-wide C tile would be mostly empty.
 inline int gemm_tile_n(const ConvProblem& p) { return p.c_per_group() <= 64 ? 64 : 128; }
@@ -74,6 +75,7 @@ struct ConvGemmThread {
   using Smem = ConvGemmSmem<A, BM, BN>;
   static constexpr int TX = BM / 8, TY = BN / 8;  // threads along m and along c
   static_assert(TX * TY == kGemmThreads, "a block is 256 threads of 8 x 8");
+  static_assert(TX % 8 == 0 && TY % 4 == 0, "thread groups are 8 x 4 places");
   static constexpr int kALoads = BM * kGemmBK / kGemmThreads;
   static constexpr int kBLoads = BN * kGemmBK / kGemmThreads;
   // Channels-first dy is contiguous along m: a thread loads one row at kALoads k's. Channels-last
@@ -97,8 +99,17 @@ struct ConvGemmThread {
   PG_HD int a_col(int l) const { return CL ? tid % kGemmBK : tid / BM + l * (kGemmThreads / BM); }
   PG_HD int b_row() const { return tid / (BN / kBLoads); }
   PG_HD int b_col() const { return tid % (BN / kBLoads) * kBLoads; }
-  PG_HD int m_of(int i) const { return (i < 4 ? 0 : BM / 2) + tid % TX * 4 + i % 4; }
-  PG_HD int c_of(int j) const { return (j < 4 ? 0 : BN / 2) + tid / TX * 4 + j % 4; }
+  // The thread's place in the TX x TY grid of 8 x 8 tiles. Each run of kTileGroup threads
+  // covers 8 places along m and 4 along c, so a multiply step's shared-memory reads by those
+  // threads touch 8 distinct A quads and 4 distinct B quads (broadcast for the rest): one
+  // 128-byte wavefront each on sm_90, where a 32-thread run is a warp. The row-major grid it
+  // replaces read 16 or 32 distinct A quads per warp (2 or 4 wavefronts) and measured 40.1 and
+  // 34.7 TFLOP/s on the H100's 2D and 3D fp32 rows (bench/results/2026-11-23_h100_conv-first-run.md).
+  // Any grouping is correct; this one only sets which reads coincide.
+  PG_HD int tx() const { return tid / kTileGroup % (TX / 8) * 8 + tid % 8; }
+  PG_HD int ty() const { return tid / kTileGroup / (TX / 8) * 4 + tid % kTileGroup / 8; }
+  PG_HD int m_of(int i) const { return (i < 4 ? 0 : BM / 2) + tx() * 4 + i % 4; }
+  PG_HD int c_of(int j) const { return (j < 4 ? 0 : BN / 2) + ty() * 4 + j % 4; }
 
   // Sets up the block (bx: m tile, by: c tile, bz: phase * groups + group). False when the tile
   // starts past its phase's positions: the whole block has nothing to do (the grid is sized
@@ -339,8 +350,11 @@ void with_gemm_tile(const ConvProblem& p, F&& f) {
 // that ends i; the buffer it overwrites was last read at i - 1, before the barrier that ended it.
 // The phase thread 0 writes in begin() is first read after the barrier that follows the first
 // stage.
+// Two blocks per multiprocessor where the registers allow it without spilling (f32 accumulation,
+// channels-first: 127-128 registers with nvcc 13 for sm_90); the others need more and get one.
 template <class T, int BM, int BN, bool CL>
-__global__ void __launch_bounds__(kGemmThreads) conv_gemm_kernel(ConvGemmArgs<T> args) {
+__global__ void PG_LAUNCH_BOUNDS(kGemmThreads, sizeof(accum_t<T>) == 4 && !CL ? 2 : 1)
+    conv_gemm_kernel(ConvGemmArgs<T> args) {
   using Thread = ConvGemmThread<T, BM, BN, CL>;
   __shared__ typename Thread::Smem smem;
   Thread th;
