@@ -27,6 +27,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "kernels/common/exec.hpp"
 #include "kernels/conv/conv_geometry.hpp"
@@ -44,10 +46,16 @@ inline int gemm_tile_n(const ConvProblem& p) { return p.c_per_group() <= 64 ? 64
 
 inline int64_t round_up_to(int64_t v, int64_t unit) { return (v + unit - 1) / unit * unit; }
 
+// Up to this many phases the launch orders them by work, the largest first (see plan_conv_gemm).
+inline constexpr int kOrderedPhases = 64;
+
 template <class T>
 struct ConvGemmArgs {
   ConvShape<int32_t> g;
   int32_t phases[kAxes];  // min(stride, in) per axis
+  // blockIdx.z / groups -> phase, when `ordered`; else the identity.
+  uint8_t phase_order[kOrderedPhases];
+  bool ordered;
   int32_t kg_pad, cg_pad;  // K/groups and C/groups rounded up to whole tiles
   const T* dy;
   const accum_t<T>* w;  // the workspace: [group][tap][kg_pad][cg_pad]
@@ -120,6 +128,7 @@ struct ConvGemmThread {
     const ConvShape<int32_t>& g = args.g;
     group = bz % g.groups;
     int32_t phase = bz / g.groups;
+    if (args.ordered) phase = args.phase_order[phase];
     ConvGemmPhase ph;
     ph.j_plane = 1;
     int32_t taps = 1;
@@ -288,7 +297,33 @@ struct ConvGemmWeightsBody {
 struct ConvGemmPlan {
   int bm, bn;
   int64_t kg_pad, cg_pad, phases[kAxes], grid[3], workspace_elems;
+  std::vector<uint8_t> phase_order;  // empty: more than kOrderedPhases phases, launched in index order
 };
+
+// Blocks start in blockIdx order, x fastest, z last. With strides the phases differ in work
+// (k3 s2 p1: 1, 2, 2 and 4 taps per 2D phase), and the largest last would leave the GPU waiting
+// on them at the end; so z walks the phases largest first. Work of a phase: its positions times
+// its taps, per axis.
+inline std::vector<uint8_t> order_phases_by_work(const ConvProblem& p, const int64_t* phases) {
+  const int64_t count = phases[0] * phases[1] * phases[2];
+  if (count > kOrderedPhases) return {};
+  std::vector<std::pair<int64_t, int>> work;
+  for (int index = 0; index < count; ++index) {
+    int64_t w = 1, rest = index;
+    for (int a = kAxes - 1; a >= 0; --a) {
+      const int64_t i0 = rest % phases[a];
+      rest /= phases[a];
+      int64_t taps = 0;
+      for (int64_t t = 0; t < p.kernel[a]; ++t) taps += (i0 + p.pad_begin[a] - t * p.dilation[a]) % p.stride[a] == 0;
+      w *= taps * ((p.in[a] - i0 + p.stride[a] - 1) / p.stride[a]);
+    }
+    work.push_back({-w, index});
+  }
+  std::stable_sort(work.begin(), work.end());
+  std::vector<uint8_t> order;
+  for (const auto& [w, index] : work) order.push_back(static_cast<uint8_t>(index));
+  return order;
+}
 
 inline ConvGemmPlan plan_conv_gemm(const ConvProblem& p) {
   ConvGemmPlan plan;
@@ -306,6 +341,7 @@ inline ConvGemmPlan plan_conv_gemm(const ConvProblem& p) {
   plan.grid[1] = plan.cg_pad / plan.bn;
   plan.grid[2] = phases * p.groups;
   plan.workspace_elems = p.groups * p.taps() * plan.kg_pad * plan.cg_pad;
+  plan.phase_order = order_phases_by_work(p, plan.phases);
   return plan;
 }
 
@@ -314,6 +350,9 @@ ConvGemmArgs<T> make_conv_gemm_args(const ConvProblem& p, const ConvGemmPlan& pl
   ConvGemmArgs<T> a;
   a.g = make_conv_shape<int32_t>(p);
   for (int ax = 0; ax < kAxes; ++ax) a.phases[ax] = static_cast<int32_t>(plan.phases[ax]);
+  a.ordered = !plan.phase_order.empty();
+  for (int i = 0; i < kOrderedPhases; ++i)
+    a.phase_order[i] = i < static_cast<int>(plan.phase_order.size()) ? plan.phase_order[i] : 0;
   a.kg_pad = static_cast<int32_t>(plan.kg_pad);
   a.cg_pad = static_cast<int32_t>(plan.cg_pad);
   a.dy = static_cast<const T*>(b.dy);
