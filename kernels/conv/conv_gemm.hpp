@@ -7,8 +7,8 @@
 //   dx[m = (n, j), c] = sum over (q, k) of dy[n, k, o(j, q)] * w[k, c, t(q)]
 // is a GEMM with M = N * (phase positions), N = C/groups and a reduction over
 // (taps of the phase) x K/groups, the A operand gathered from dy with a bounds check per (row,
-// tap) and zero outside. Every phase and group is one slice of one launch (blockIdx.z), so a
-// strided problem fills the GPU as a stride-1 one does.
+// tap) and zero outside. Every phase and group is one slice of one launch (blockIdx.z, the
+// phase with the most work first), so a strided problem fills the GPU as a stride-1 one does.
 //
 // Why it is fast: a block computes a BM x BN tile of dx with 256 threads, each an 8 x 8
 // register tile (64 FMAs per 16 shared-memory reads); BK = 8 reduction steps per stage, double
@@ -18,7 +18,10 @@
 // weights are rearranged once per launch into the workspace as [group][tap][K/groups][C/groups],
 // zero-padded to whole tiles and already in the accumulator type, so B tiles load as contiguous
 // rows with no bounds checks. Tiles: 128 x 128 (16 x 16 threads), or 256 x 64 (32 x 8) when
-// C/groups <= 64, so the 3D row's C = 64 does not leave half of every tile empty.
+// C/groups <= 64, so the 3D row's C = 64 does not leave half of every tile empty. BK = 16
+// would hide more latency per barrier but takes 137 registers (nvcc 13, sm_90), one block per
+// multiprocessor instead of two. Measured on an H100 (bench/results/2026-11-23_h100_conv-first-run.md):
+// 40.1 and 34.7 TFLOP/s on the fp32 2D and 3D rows, before the thread grouping of tx() below.
 //
 // The per-thread steps (begin, fetch, stage, multiply, advance, finish) are plain member
 // functions; the kernel puts a barrier between them, and tests/conv_gemm_host_test.cpp runs the
@@ -46,7 +49,7 @@ inline int gemm_tile_n(const ConvProblem& p) { return p.c_per_group() <= 64 ? 64
 
 inline int64_t round_up_to(int64_t v, int64_t unit) { return (v + unit - 1) / unit * unit; }
 
-// Up to this many phases the launch orders them by work, the largest first (see plan_conv_gemm).
+// Up to this many phases the launch orders them by work, the largest first (order_phases_by_work).
 inline constexpr int kOrderedPhases = 64;
 
 template <class T>
