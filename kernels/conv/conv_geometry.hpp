@@ -34,25 +34,26 @@ struct TapRun {
   Idx t0 = 0, t_step = 1, o0 = 0, o_step = 1, count = 0;
 };
 
-// The taps that reach position `pos` from dy positions inside [0, out), given g = gcd(stride,
-// dilation), t_step = stride / g and o_step = dilation / g (computed once per launch).
-template <class Idx>
-PG_HD TapRun<Idx> taps_reaching(Idx pos, Idx kernel, Idx stride, Idx dilation, Idx pad, Idx out, Idx g, Idx t_step,
-                                Idx o_step) {
+// The taps that reach position `pos` along one axis from dy positions inside [0, out). `Div`
+// divides (plain division, or a Divider fixed at launch): by_stride, by_gcd, by_t_step and
+// by_o_step divide by the stride, g = gcd(stride, dilation), stride / g and dilation / g.
+template <class Idx, class Div>
+PG_HD TapRun<Idx> taps_reaching(Idx pos, Idx kernel, Idx dilation, Idx pad, Idx out, Idx t_step, Idx o_step,
+                                const Div& by_stride, const Div& by_gcd, const Div& by_t_step, const Div& by_o_step) {
   TapRun<Idx> r;
   r.t_step = t_step;
   r.o_step = o_step;
   const Idx reach = pos + pad;  // = o*stride + t*dilation
-  if (reach % g != 0) return r;
+  if (by_gcd.mod(reach) != 0) return r;
   Idx t0 = 0;
-  while (t0 < r.t_step && (reach - t0 * dilation) % stride != 0) ++t0;
+  while (t0 < r.t_step && reach - t0 * dilation >= 0 && by_stride.mod(reach - t0 * dilation) != 0) ++t0;
   if (t0 >= kernel || reach - t0 * dilation < 0) return r;
-  Idx o0 = (reach - t0 * dilation) / stride;
-  Idx count = (kernel - 1 - t0) / r.t_step + 1;   // taps inside the kernel
-  const Idx nonneg = o0 / r.o_step + 1;            // taps with o >= 0
+  Idx o0 = by_stride.div(reach - t0 * dilation);
+  Idx count = by_t_step.div(kernel - 1 - t0) + 1;  // taps inside the kernel
+  const Idx nonneg = by_o_step.div(o0) + 1;        // taps with o >= 0
   if (nonneg < count) count = nonneg;
   Idx skip = 0;                                    // leading taps with o >= out
-  if (o0 >= out) skip = (o0 - out) / r.o_step + 1;
+  if (o0 >= out) skip = by_o_step.div(o0 - out) + 1;
   if (skip >= count) return r;
   r.t0 = t0 + skip * r.t_step;
   r.o0 = o0 - skip * r.o_step;
@@ -66,10 +67,6 @@ struct ConvShape {
   Idx in[kAxes], out[kAxes], kernel[kAxes], stride[kAxes], dilation[kAxes], pad[kAxes];
   Idx step_gcd[kAxes], t_step[kAxes], o_step[kAxes];  // gcd(stride, dilation), stride / gcd, dilation / gcd
   bool channels_last;
-
-  PG_HD TapRun<Idx> taps_reaching_axis(Idx pos, int a) const {
-    return taps_reaching<Idx>(pos, kernel[a], stride[a], dilation[a], pad[a], out[a], step_gcd[a], t_step[a], o_step[a]);
-  }
 
   PG_HD Idx in_plane() const { return in[0] * in[1] * in[2]; }
   PG_HD Idx out_plane() const { return out[0] * out[1] * out[2]; }
