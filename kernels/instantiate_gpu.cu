@@ -1,11 +1,15 @@
-// The GPU backend's instantiation of the copy kernel: nvcc for NVIDIA, hipcc -x hip for AMD.
-// The variants are instantiated per op in kernels/max/ and kernels/avg/.
+// The GPU backend's instantiation of the copy and FMA-ceiling kernels: nvcc for NVIDIA, hipcc
+// -x hip for AMD. The variants are instantiated per op in kernels/max/, kernels/avg/ and kernels/conv/.
 #include "src/copy.hpp"
+#include "src/fma_peak.hpp"
 #include "kernels/common/copy.hpp"
 #include "kernels/common/exec.hpp"
+#include "kernels/common/fma_chains.hpp"
 
 namespace pg {
 
 void copy_kernel_gpu(void* dst, const void* src, size_t bytes) { copy_bytes(GpuExec{}, dst, src, bytes); }
+
+void fma_chains_gpu(float* out, int64_t items, int rounds) { GpuExec{}.for_each<int32_t>(items, FmaChains{out, rounds}); }
 
 }  // namespace pg

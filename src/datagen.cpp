@@ -70,6 +70,27 @@ HostData make_data(const Problem& p, const DataSpec& spec) {
   return d;
 }
 
+bool conv_data_kind_ok(DataKind k) { return k == DataKind::ints || k == DataKind::real; }
+
+ConvHostData make_conv_data(const ConvProblem& p, const DataSpec& spec) {
+  std::mt19937_64 rng(spec.seed ^ 0xc0ffee5eedull);
+  auto below = [&](uint64_t n) { return static_cast<int64_t>(rng() % n); };
+  auto unit = [&] { return static_cast<double>(rng() >> 11) * 0x1.0p-53; };
+  // ints: x and dy in [-4, 4], w in [-3, 3]: sums stay small enough for f16's 11 bits in the
+  // fuzz's sizes, and a zero is common enough that cancellations happen.
+  auto fill = [&](std::vector<double>& v, int64_t count, int64_t range) {
+    v.resize(static_cast<size_t>(count));
+    for (double& e : v)
+      e = spec.kind == DataKind::real ? representable(p.dtype, 2 * unit() - 1)
+                                      : static_cast<double>(below(2 * range + 1) - range);
+  };
+  ConvHostData d;
+  fill(d.x, p.x_elems(), 4);
+  fill(d.w, p.w_elems(), 3);
+  fill(d.dy, p.y_elems(), 4);
+  return d;
+}
+
 void make_foreign(const Problem& p, const DataSpec& spec, std::vector<int64_t>* index) {
   std::mt19937_64 rng(spec.seed ^ 0x9e3779b97f4a7c15ull);
   auto below = [&](uint64_t n) { return static_cast<int64_t>(rng() % n); };

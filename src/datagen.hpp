@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "src/conv_problem.hpp"
 #include "src/problem.hpp"
 
 namespace pg {
@@ -34,6 +35,17 @@ struct HostData {
 };
 
 HostData make_data(const Problem& p, const DataSpec& spec);
+
+// Convolution data: ints (small integers, so sums are exact in every dtype that holds them) or
+// real (uniform in [-1, 1), rounded to the dtype); conv_data_kind_ok() says which kinds apply.
+struct ConvHostData {
+  std::vector<double> x;   // x_elems(): the forward input, for properties such as the adjoint
+  std::vector<double> w;   // w_elems()
+  std::vector<double> dy;  // y_elems()
+};
+
+bool conv_data_kind_ok(DataKind k);
+ConvHostData make_conv_data(const ConvProblem& p, const DataSpec& spec);
 
 // DataKind::foreign: replaces about a quarter of `index` (the oracle's forward indices in p's
 // format and type) with indices no window produces, seeded by spec.seed. Windows without a tap

@@ -1,6 +1,8 @@
 // The build without a GPU backend (-Dgpu=none, or gpu=auto with no nvcc found).
 #include "src/backend.hpp"
+#include "src/conv_registry.hpp"
 #include "src/copy.hpp"
+#include "src/fma_peak.hpp"
 #include "src/registry.hpp"
 
 namespace pg {
@@ -18,8 +20,9 @@ const char* gpu_runtime_name() { return "none"; }
 
 std::vector<Variant> gpu_max_variants() { return {}; }
 std::vector<Variant> gpu_avg_variants() { return {}; }
+std::vector<ConvVariant> gpu_conv_variants() { return {}; }
 
 void copy_kernel_gpu(void*, const void*, size_t) { throw Error("no GPU backend in this build"); }
-
+void fma_chains_gpu(float*, int64_t, int) { throw Error("no GPU backend in this build"); }
 
 }  // namespace pg

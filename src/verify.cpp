@@ -1,135 +1,15 @@
 #include "src/verify.hpp"
 
-#include <fcntl.h>
-#include <pthread.h>
-#include <signal.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <algorithm>
-#include <atomic>
-#include <cctype>
-#include <cerrno>
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <mutex>
 #include <sstream>
-#include <thread>
 
 #include "reference/pool_reference.hpp"
-#include "reference/rounding.hpp"
 #include "src/host_memory.hpp"
-#include "kernels/common/numeric.hpp"
+#include "src/verify_common.hpp"
 
 namespace pg {
 namespace {
-
-// Sentinel bands on each side of every buffer: at least kMinBand, and as long as the payload up
-// to kMaxBand, so that an index off by a whole (fuzz-sized) tensor still lands in a band. The cap
-// keeps the benchmark's full-size tensors from tripling: uncapped, poisoning and uploading bands
-// as large as a 537 MB tensor made a full pool_bench run take 9.4 minutes on an H100 (2026-11-23).
-// Beyond a band the CPU backend's guard pages fault. Sizes are whole kBandGrain units,
-// and the tail band takes up the payload's remainder, so a buffer's total is a multiple of the
-// page size and the CPU backend's guard pages (src/cpu_backend.cpp) start right after it: a
-// write beyond a band faults there instead of landing in someone else's memory.
-constexpr size_t kMinBand = size_t{128} << 10;
-constexpr size_t kMaxBand = size_t{64} << 20;
-constexpr size_t kBandGrain = size_t{64} << 10;
-
-size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
-
-// Bit patterns no kernel produces: NaNs with a payload. An element still holding one after a
-// run was never written.
-void poison_element(DType t, unsigned char* at) {
-  switch (t) {
-    case DType::f16: { const uint16_t v = 0x7da5; std::memcpy(at, &v, 2); break; }
-    case DType::bf16: { const uint16_t v = 0x7fa5; std::memcpy(at, &v, 2); break; }
-    case DType::f32: { const uint32_t v = 0x7fa5a5a5u; std::memcpy(at, &v, 4); break; }
-    case DType::f64: { const uint64_t v = 0x7ff5a5a5a5a5a5a5ull; std::memcpy(at, &v, 8); break; }
-  }
-}
-
-// Filled by doubling copies: a fuzz case poisons about a megabyte of bands, and element by element
-// that was the largest single cost of a small case (14% of a CPU campaign's time).
-std::vector<unsigned char> poisoned(DType t, size_t bytes) {
-  std::vector<unsigned char> out(bytes);
-  const size_t size = static_cast<size_t>(dtype_size(t));
-  if (bytes < size) return out;
-  poison_element(t, out.data());
-  const size_t whole = bytes / size * size;
-  for (size_t done = size; done < whole; done *= 2) std::memcpy(out.data() + done, out.data(), std::min(done, whole - done));
-  return out;
-}
-
-// A device allocation of its own with sentinel bands; `host` holds front band + payload + back
-// band as uploaded.
-struct Guarded {
-  Buffer buffer;
-  std::vector<unsigned char> host;
-  size_t front = 0, payload = 0, back = 0;
-
-  void* data() const { return static_cast<unsigned char*>(buffer.get()) + front; }
-  const unsigned char* payload_in(const std::vector<unsigned char>& all) const { return all.data() + front; }
-
-  // "" when both bands of `now` (this buffer as downloaded) are as uploaded; else which band
-  // changed, with the changed byte nearest the payload as an offset from the payload's start.
-  std::string band_damage(const std::vector<unsigned char>& now, const char* name) const {
-    const size_t end = front + payload;
-    if (std::memcmp(now.data(), host.data(), front) == 0 &&
-        std::memcmp(now.data() + end, host.data() + end, back) == 0)
-      return "";
-    for (size_t i = front; i-- > 0;)
-      if (now[i] != host[i])
-        return std::string("write before the start of ") + name + " (sentinel band changed at byte -" +
-               std::to_string(front - i) + ")";
-    for (size_t i = end; i < end + back; ++i)
-      if (now[i] != host[i])
-        return std::string("write past the end of ") + name + " (sentinel band changed at byte " +
-               std::to_string(i - front) + " of a " + std::to_string(payload) + "-byte buffer)";
-    return "";
-  }
-};
-
-// `band_fill` is the dtype whose poison fills the bands; none fills them with zeros.
-Guarded make_guarded(Backend& b, const std::vector<unsigned char>& host_payload, const DType* band_fill) {
-  Guarded g;
-  g.payload = host_payload.size();
-  g.front = round_up(std::max(kMinBand, std::min(g.payload, kMaxBand)), kBandGrain);
-  g.back = g.front + (round_up(g.payload, kBandGrain) - g.payload);
-  g.host = band_fill ? poisoned(*band_fill, g.front) : std::vector<unsigned char>(g.front, 0);
-  g.host.insert(g.host.end(), host_payload.begin(), host_payload.end());
-  const auto tail = band_fill ? poisoned(*band_fill, g.back) : std::vector<unsigned char>(g.back, 0);
-  g.host.insert(g.host.end(), tail.begin(), tail.end());
-  g.buffer = Buffer(b, g.host.size());
-  b.upload(g.buffer.get(), g.host.data(), g.host.size());
-  return g;
-}
-
-std::string format_double(double v) {
-  std::ostringstream o;
-  o.precision(17);
-  o << v;
-  return o.str();
-}
-
-// Refuses values the dtype cannot hold: the kernel would see them rounded while the oracle's
-// answer came from the exact ones, and the mismatch would be blamed on the kernel.
-std::vector<unsigned char> encode_values(DType t, const std::vector<double>& v, const char* name) {
-  std::vector<unsigned char> out(v.size() * dtype_size(t));
-  for (size_t i = 0; i < v.size(); ++i) {
-    const auto at = static_cast<int64_t>(i);
-    store_from_double(t, out.data(), at, v[i]);
-    const double stored = load_as_double(t, out.data(), at);
-    if (!(stored == v[i] || (std::isnan(stored) && std::isnan(v[i]))))
-      throw Error(std::string("PreparedRun: ") + name + "[" + std::to_string(i) + "] = " + format_double(v[i]) +
-                  " is not a " + dtype_name(t) + " value (the data must be exact in the problem's dtype)");
-  }
-  return out;
-}
 
 std::vector<unsigned char> encode_indices(IndexType t, const std::vector<int64_t>& v) {
   std::vector<unsigned char> out(v.size() * index_type_size(t));
@@ -142,172 +22,7 @@ std::vector<unsigned char> encode_indices(IndexType t, const std::vector<int64_t
   return out;
 }
 
-std::string coord_text(const Problem& p, int64_t i) {
-  int64_t s[kAxes], n, c;
-  if (p.layout == Layout::channels_first) {
-    for (int a = kAxes - 1; a >= 0; --a) { s[a] = i % p.in[a]; i /= p.in[a]; }
-    c = i % p.c; n = i / p.c;
-  } else {
-    c = i % p.c; i /= p.c;
-    for (int a = kAxes - 1; a >= 0; --a) { s[a] = i % p.in[a]; i /= p.in[a]; }
-    n = i;
-  }
-  static const char* names[] = {"d", "h", "w"};
-  std::ostringstream o;
-  o << "n=" << n << ",c=" << c;
-  for (int a = kAxes - p.dims; a < kAxes; ++a) o << "," << names[a] << "=" << s[a];
-  return o.str();
-}
-
-// One file per failing case in the failure directory ($POOLGRAD_FAILURE_DIR, else
-// poolgrad-failures/). The name holds variant, backend, data kind, seed and a hash of the problem,
-// so no two cases share one; characters outside [A-Za-z0-9._-] become '_'.
-std::filesystem::path failure_path(const Problem& p, const Variant& v, const Backend& b, const DataSpec& spec) {
-  const char* dir_env = std::getenv("POOLGRAD_FAILURE_DIR");
-  const std::filesystem::path dir = dir_env && *dir_env ? dir_env : "poolgrad-failures";
-  uint64_t hash = 14695981039346656037ull;  // FNV-1a
-  for (const unsigned char ch : to_string(p)) hash = (hash ^ ch) * 1099511628211ull;
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
-  std::string name = v.name + "-" + b.name() + "-" + data_kind_name(spec.kind) + "-seed" +
-                     std::to_string(spec.seed) + "-" + hex;
-  for (char& ch : name)
-    if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '-' || ch == '_')) ch = '_';
-  return dir / (name + ".txt");
-}
-
-void write_failure_file(const std::filesystem::path& path, const std::string& text) {
-  std::error_code ec;
-  std::filesystem::create_directories(path.parent_path(), ec);
-  std::ofstream(path) << text << "\n";
-}
-
-// --- A crash during a launch --------------------------------------------------------------------
-// On the CPU backend an access beyond a buffer's bands faults in the guard pages. The handler
-// turns the fault into the report any failure gets, on stderr and in the failure file. A signal
-// handler may only make async-signal-safe calls (write, open, close, mkdir, sigaction, raise), so
-// the report is formatted before each launch into fixed buffers, armed while the launch runs.
-// Several launches may run at once, each from its own thread (a fuzz campaign's jobs): each
-// arms a slot of its own, and the handler reports the slot of the faulting thread, or, when a
-// helper thread of a launch faulted, every armed slot.
-
-// A case's crash report, formatted once when its PreparedRun is built.
-struct CrashReport {
-  std::string text, dir, path;
-};
-
-struct CrashRecord {
-  std::atomic<bool> taken{false};
-  std::atomic<bool> armed{false};
-  pthread_t owner{};
-  char text[8192];
-  size_t text_len;
-  char dir[4096];  // created component by component: the handler has only mkdir
-  char path[4096];
-};
-constexpr int kCrashSlots = 256;  // concurrent launches; more than any machine's cores
-CrashRecord g_crash[kCrashSlots];
-std::atomic_flag g_crash_reporting = ATOMIC_FLAG_INIT;
-struct sigaction g_previous_segv, g_previous_bus;
-
-void write_all(int fd, const char* s, size_t n) {
-  while (n > 0) {
-    const ssize_t w = write(fd, s, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return;
-    s += w;
-    n -= static_cast<size_t>(w);
-  }
-}
-
-void report_crash(CrashRecord& r) {
-  write_all(STDERR_FILENO, r.text, r.text_len);
-  for (char* c = r.dir + 1; *c; ++c)
-    if (*c == '/') {
-      *c = '\0';
-      mkdir(r.dir, 0777);
-      *c = '/';
-    }
-  mkdir(r.dir, 0777);
-  const int fd = open(r.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd >= 0) {
-    write_all(fd, r.text, r.text_len);
-    close(fd);
-  }
-}
-
-void on_fault(int sig, siginfo_t*, void*) {
-  // Several threads can fault at once: one reports, the others wait for its re-raise.
-  if (g_crash_reporting.test_and_set())
-    for (;;) pause();
-  const pthread_t self = pthread_self();
-  bool reported = false;
-  for (CrashRecord& r : g_crash)
-    if (r.armed.load() && pthread_equal(r.owner, self)) {
-      report_crash(r);
-      reported = true;
-    }
-  if (!reported) {
-    static const char several[] = "a helper thread of one of these launches faulted:\n";
-    bool any = false;
-    for (const CrashRecord& r : g_crash) any = any || r.armed.load();
-    if (any) write_all(STDERR_FILENO, several, sizeof several - 1);
-    for (CrashRecord& r : g_crash)
-      if (r.armed.load()) report_crash(r);
-  }
-  // The action before ours, re-raised: the signal stays pending until this handler returns and
-  // then ends the process as it would have without us (by the signal, so a core dump still can).
-  sigaction(sig, sig == SIGBUS ? &g_previous_bus : &g_previous_segv, nullptr);
-  raise(sig);
-}
-
-void install_fault_handler() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    struct sigaction sa {};
-    sa.sa_sigaction = on_fault;
-    sa.sa_flags = SA_SIGINFO;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGSEGV, &sa, &g_previous_segv);
-    sigaction(SIGBUS, &sa, &g_previous_bus);
-  });
-}
-
-size_t copy_truncated(char* dst, size_t cap, const std::string& src) {
-  const size_t n = std::min(src.size(), cap - 1);
-  std::memcpy(dst, src.data(), n);
-  dst[n] = '\0';
-  return n;
-}
-
-// Arms a free slot with one case's report for the lifetime of the object (one launch). With
-// every slot taken the launch runs unarmed: a fault then still ends the process, unreported.
-class CrashArmed {
- public:
-  explicit CrashArmed(const CrashReport& r) {
-    for (CrashRecord& slot : g_crash)
-      if (!slot.taken.exchange(true)) {
-        slot_ = &slot;
-        break;
-      }
-    if (!slot_) return;
-    slot_->owner = pthread_self();
-    slot_->text_len = copy_truncated(slot_->text, sizeof slot_->text, r.text);
-    copy_truncated(slot_->dir, sizeof slot_->dir, r.dir);
-    copy_truncated(slot_->path, sizeof slot_->path, r.path);
-    slot_->armed.store(true);
-  }
-  ~CrashArmed() {
-    if (!slot_) return;
-    slot_->armed.store(false);
-    slot_->taken.store(false);
-  }
-  CrashArmed(const CrashArmed&) = delete;
-  CrashArmed& operator=(const CrashArmed&) = delete;
-
- private:
-  CrashRecord* slot_ = nullptr;
-};
+std::string coord_text(const Problem& p, int64_t i) { return element_coord_text(p.layout, p.dims, p.c, p.in, i); }
 
 }  // namespace
 
@@ -356,7 +71,7 @@ struct PreparedRun::Impl {
 
   Impl(Backend& b, const Variant& v, const Problem& p, const DataSpec& s, std::shared_ptr<const Expected> e)
       : backend(b), variant(v), problem(p), spec(s), expected(std::move(e)),
-        replay(replay_command(p, v, b, s)), failure_file(failure_path(p, v, b, s)) {
+        replay(replay_command(p, v, b, s)), failure_file(failure_path(v.name, b.name(), s, to_string(p))) {
     crash.text = header("crashed (out-of-bounds access)") + "  replay: " + replay + "\n";
     crash.dir = failure_file.parent_path().string();
     crash.path = failure_file.string();
@@ -386,18 +101,6 @@ struct PreparedRun::Impl {
     std::vector<unsigned char> out(dx.host.size());
     backend.download(out.data(), dx.buffer.get(), out.size());
     return out;
-  }
-
-  // "" when an input buffer, bands included, is exactly as uploaded.
-  std::string check_untouched(const Guarded& g, const char* name) {
-    if (!g.buffer.get()) return "";
-    std::vector<unsigned char> now(g.host.size());
-    backend.download(now.data(), g.buffer.get(), now.size());
-    const std::string bands = g.band_damage(now, name);
-    if (!bands.empty()) return bands;
-    if (std::memcmp(g.payload_in(now), g.payload_in(g.host), g.payload) != 0)
-      return std::string("input ") + name + " was modified";
-    return "";
   }
 };
 
@@ -478,7 +181,7 @@ Outcome PreparedRun::verify(const VerifyOptions& opt) {
   std::vector<unsigned char> first;
   if (!run(&first)) return finish_fail();
   for (auto [g, name] : {std::pair{&m.dy, "dy"}, {&m.x, "x"}, {&m.indices, "indices"}}) {
-    const std::string bad = m.check_untouched(*g, name);
+    const std::string bad = g->untouched(m.backend, name);
     if (!bad.empty()) {
       header(bad, without_detail(bad));
       return finish_fail();
@@ -492,87 +195,12 @@ Outcome PreparedRun::verify(const VerifyOptions& opt) {
 
   const unsigned char* got = m.dx.payload_in(first);
   m.output.assign(got, got + m.dx.payload);
-  const int es = dtype_size(p.dtype);
-  unsigned char poison[8];
-  poison_element(p.dtype, poison);
-  // f32/f64 accumulate in their own type: |have - want| <= (terms + 2) u abs_sum + tiny, with u
-  // the dtype's unit roundoff and tiny its smallest normal times u (the absolute error near 0).
-  // f16/bf16 accumulate in f32 and round once: the f32 sum lies within a = that bound for f32 of
-  // want, and round-to-nearest-even is monotonic, so have must lie between RNE(want - a) and
-  // RNE(want + a). Anything looser lets a truncating narrowing pass.
-  const bool half = es == 2;
-  const DType acc_type = half ? DType::f32 : p.dtype;
-  const double u = unit_roundoff(acc_type);
-  const double tiny = (acc_type == DType::f64 ? 0x1p-1022 : 0x1p-126) * u;
-  // The elements are compared in slices on host threads (a >2^31-element dx takes a minute on
-  // one); each slice counts its wrong elements and keeps its first max_reported, and the
-  // report takes them in element order, the same text as one thread would write.
-  struct Slice {
-    int64_t wrong = 0;
-    std::string detail;
-    std::string first_kind;  // the first wrong element's kind, for the failure's signature
-  };
-  auto compare = [&](int64_t begin, int64_t end, Slice* slice) {
-    std::ostringstream detail;
-    for (int64_t i = begin; i < end; ++i) {
-      const double want = e.dx[i];
-      const double have = load_as_double(p.dtype, got, i);
-      const double bound = (static_cast<double>(e.terms[i]) + 2) * u * e.abs_sum[i] + tiny;
-      std::string why, kind;
-      if (std::memcmp(got + i * es, poison, es) == 0) {
-        why = "never written (still poisoned)";
-        kind = "never written";
-      } else if (std::isnan(want) || std::isinf(want)) {
-        if (!(std::isnan(want) ? std::isnan(have) : have == want)) why = kind = "non-finite value differs";
-      } else if (std::isnan(have)) {
-        why = kind = "NaN where the oracle is finite";
-      } else if (half) {
-        // Infinity is right here when the rounded sum overflows the dtype.
-        const double lo = ref::round_nearest_even(p.dtype, want - bound);
-        const double hi = ref::round_nearest_even(p.dtype, want + bound);
-        if (!(lo <= have && have <= hi))
-          why = "outside [" + format_double(lo) + ", " + format_double(hi) + "], expected +-" + format_double(bound) +
-                " (the f32 sum's bound) rounded to " + dtype_name(p.dtype);
-        kind = "outside the bound";
-      } else if (!std::isfinite(have)) {
-        why = kind = "non-finite where the oracle is finite";
-      } else if (std::fabs(have - want) > bound) {
-        why = "outside bound " + format_double(bound);
-        kind = "outside the bound";
-      }
-      if (why.empty()) continue;
-      if (slice->first_kind.empty()) slice->first_kind = kind;
-      if (slice->wrong++ < opt.max_reported)
-        detail << "  dx[" << coord_text(p, i) << "] (offset " << i << "): got " << format_double(have)
-               << ", expected " << format_double(want) << " from " << e.terms[i] << " terms: " << why << "\n";
-    }
-    slice->detail = detail.str();
-  };
-  constexpr int64_t kElementsPerSlice = int64_t{1} << 22;
-  const int64_t slices = std::clamp<int64_t>(p.in_elems() / kElementsPerSlice, 1,
-                                             std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<Slice> results(static_cast<size_t>(slices));
-  if (slices == 1) {
-    compare(0, p.in_elems(), &results[0]);
-  } else {
-    std::vector<std::thread> pool;
-    for (int64_t t = 0; t < slices; ++t)
-      pool.emplace_back(compare, p.in_elems() * t / slices, p.in_elems() * (t + 1) / slices, &results[static_cast<size_t>(t)]);
-    for (std::thread& th : pool) th.join();
-  }
-  int64_t wrong = 0, reported = 0;
-  std::string detail, first_kind;
-  for (const Slice& r : results) {
-    if (first_kind.empty()) first_kind = r.first_kind;
-    // Only the first max_reported lines of the whole tensor, as one thread would write.
-    std::istringstream lines(r.detail);
-    for (std::string line; reported < opt.max_reported && std::getline(lines, line); ++reported) detail += line + "\n";
-    wrong += r.wrong;
-  }
-  if (wrong) {
-    header(std::to_string(wrong) + " of " + std::to_string(p.in_elems()) + " dx elements wrong",
-           "dx elements wrong: " + first_kind);
-    msg << detail;
+  const Mismatches bad = compare_with_oracle(p.dtype, got, OracleAnswer{&e.dx, &e.abs_sum, &e.terms}, opt.max_reported,
+                                            [&](int64_t i) { return coord_text(p, i); });
+  if (bad.wrong) {
+    header(std::to_string(bad.wrong) + " of " + std::to_string(p.in_elems()) + " dx elements wrong",
+           "dx elements wrong: " + bad.first_kind);
+    msg << bad.detail;
     return finish_fail();
   }
 

@@ -20,6 +20,9 @@
 #   sanitize  compute-sanitizer memcheck, racecheck, initcheck and synccheck over every gpu test
 #          binary (TOOLS picks some, e.g. TOOLS=racecheck; the fuzz properties run CASES=10 cases
 #          each; each binary is stopped after LIMIT=150 s and reported as exit 124)
+#   conv   the conv backward-data variants alone: `poolgrad check` per conv variant, the conv
+#          fuzz properties (${CONV_CASES:-1000} cases per variant and property), conv_bench (JSON)
+#          and cuDNN through PyTorch on the same rows (SKIP_PYTORCH=1 skips it)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 [ -f "$here/bins.tar.xz" ] && { tar -C "$here" -xJf "$here/bins.tar.xz" && rm "$here/bins.tar.xz"; }
@@ -117,6 +120,21 @@ run_sanitize() {
   grep -E "ERROR SUMMARY|========= (Invalid|Race|Uninitialized|Barrier)" "$out/sanitize.log" | sort | uniq -c | head -n 40
 }
 
+run_conv() {
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
+  "$here/bin/poolgrad" variants | grep -A1 "^conv\."
+  for v in $("$here/bin/poolgrad" variants | awk '/^conv\./ {print $1}'); do
+    "$here/bin/poolgrad" check --variant "$v" > "$out/conv_check_$v.log" 2>&1 || { status=1; echo "FAILED: check $v"; }
+    grep -E "^conv\.|FAIL|replay:|passed" "$out/conv_check_$v.log" | head -n 30
+  done
+  POOLGRAD_FUZZ_CASES=${CONV_CASES:-1000} timeout 240 "$here/bin/fuzz_conv" --backend=gpu > "$out/fuzz_conv.log" 2>&1 ||
+    { status=1; echo "FAILED: fuzz_conv"; }
+  grep -E "^\[       OK|^\[  FAILED|^\[  SKIPPED|cases ran|^FAIL|replay:" "$out/fuzz_conv.log" | head -n 80
+  timeout 300 "$here/bin/conv_bench" --benchmark_out="$out/conv_bench.json" --benchmark_out_format=json \
+    --benchmark_min_time=0.2 ${BENCH_ARGS:-} 2>&1 | tee "$out/conv_bench.log" | grep -vE "^-+$" | tail -n 60
+  [ -n "${SKIP_PYTORCH:-}" ] || timeout 120 python3 "$here/pytorch_conv_baseline.py" --out "$out/pytorch_conv.json" 2>&1 | tail -n 20
+}
+
 case "${1:-all}" in
   tests) run_tests ;;
   long) run_long ;;
@@ -126,7 +144,8 @@ case "${1:-all}" in
   all) run_tests; run_bench ;;
   scale) run_scale ;;
   sanitize) run_sanitize ;;
-  *) echo "usage: run_gpu.sh tests|long|bench|networks|campaign|all|scale|sanitize" >&2; exit 2 ;;
+  conv) run_conv ;;
+  *) echo "usage: run_gpu.sh tests|long|bench|networks|campaign|all|scale|sanitize|conv" >&2; exit 2 ;;
 esac
 if [ -n "$(ls -A "$failures")" ]; then tar -czf "$out/failures.tgz" -C "$failures" .; fi
 exit $status

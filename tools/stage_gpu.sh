@@ -2,7 +2,7 @@
 # Stages what the GPU machine needs into .carry/ (ignored by git): the test, fuzz and benchmark
 # binaries built here with nvcc (static CUDA runtime), the shared libraries the GPU image lacks,
 # and the scripts that run there. Then: device run with carry [".carry"] and
-#   bash .carry/run_gpu.sh tests|long|bench|networks|campaign|all|scale|sanitize
+#   bash .carry/run_gpu.sh tests|long|bench|networks|campaign|all|scale|sanitize|conv
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD_DIR:-build}
@@ -18,7 +18,7 @@ fi
 carry=${CARRY_DIR:-.carry}
 rm -rf "$carry" && mkdir -p "$carry/bin" "$carry/lib"
 cp "$build/src/poolgrad" "$build/tests/backend_tests" "$build/fuzz/fuzz_variants" "$build/fuzz/corpus_tests" \
-  "$build/bench/pool_bench" "$carry/bin/"
+  "$build/fuzz/fuzz_conv" "$build/bench/pool_bench" "$build/bench/conv_bench" "$carry/bin/"
 for t in "$build"/tests/*_kernel_tests "$build/tests/scale_tests"; do [ -x "$t" ] && cp "$t" "$carry/bin/"; done
 ldd "$build/bench/pool_bench" | awk '/libbenchmark/ {print $3}' | xargs -r cp -L -t "$carry/lib/"
 strip "$carry"/bin/*
@@ -27,5 +27,5 @@ strip "$carry"/bin/*
 tar -C "$carry" -cf - bin lib | xz -1 -T2 > "$carry/bins.tar.xz"
 rm -rf "$carry/bin" "$carry/lib"
 cp tools/run_gpu.sh "$carry/run_gpu.sh"
-cp bench/pytorch_baseline.py "$carry/"
+cp bench/pytorch_baseline.py bench/pytorch_conv_baseline.py "$carry/"
 du -sh "$carry"

@@ -16,12 +16,17 @@ inline size_t accum_workspace_bytes(const Problem& p) {
   return dtype_size(p.dtype) == 2 ? static_cast<size_t>(p.in_elems()) * sizeof(float) : 0;
 }
 
-// The zeroed buffer the atomics add into.
+// The zeroed buffer the atomics add into: `elems` values of dx's accumulator type.
+template <class T, class Exec>
+accum_t<T>* zeroed_accumulator(const Exec& ex, int64_t elems, void* dx, void* workspace) {
+  void* target = sizeof(T) == 2 ? workspace : dx;
+  ex.zero(target, static_cast<size_t>(elems) * sizeof(accum_t<T>));
+  return static_cast<accum_t<T>*>(target);
+}
+
 template <class T, class Exec>
 accum_t<T>* zeroed_accumulator(const Exec& ex, const Problem& p, const BwdBuffers& b) {
-  void* target = sizeof(T) == 2 ? b.workspace : b.dx;
-  ex.zero(target, static_cast<size_t>(p.in_elems()) * sizeof(accum_t<T>));
-  return static_cast<accum_t<T>*>(target);
+  return zeroed_accumulator<T>(ex, p.in_elems(), b.dx, b.workspace);
 }
 
 template <class T>
@@ -34,9 +39,14 @@ struct NarrowItem {
 
 // Half types: dx = the workspace rounded once. f32/f64 summed in place: nothing to do.
 template <class T, class Idx, class Exec>
-void narrow_workspace(const Exec& ex, const Problem& p, const BwdBuffers& b) {
+void narrow_workspace(const Exec& ex, int64_t elems, const void* workspace, void* dx) {
   if constexpr (sizeof(T) == 2)
-    ex.template for_each<Idx>(p.in_elems(), NarrowItem<T>{static_cast<const float*>(b.workspace), static_cast<T*>(b.dx)});
+    ex.template for_each<Idx>(elems, NarrowItem<T>{static_cast<const float*>(workspace), static_cast<T*>(dx)});
+}
+
+template <class T, class Idx, class Exec>
+void narrow_workspace(const Exec& ex, const Problem& p, const BwdBuffers& b) {
+  narrow_workspace<T, Idx>(ex, p.in_elems(), b.workspace, b.dx);
 }
 
 }  // namespace pg

@@ -10,6 +10,9 @@
 #include "src/backend.hpp"
 #include "src/check_set.hpp"
 #include "src/invalid_input.hpp"
+#include "src/conv_check_set.hpp"
+#include "src/conv_registry.hpp"
+#include "src/conv_verify.hpp"
 #include "src/registry.hpp"
 #include "src/verify.hpp"
 #include "fuzz/case_file.hpp"
@@ -50,11 +53,51 @@ int cmd_variants() {
                 v.gpu_only ? "" : "cpu,", v.launch_gpu ? "gpu" : "(no gpu in this build)");
     std::printf("    domain: %s\n", v.domain.describe().c_str());
   }
+  for (const ConvVariant& v : conv_variants()) {
+    std::printf("%-28s op=conv reads=%-10s %s backends=%s%s\n", v.name.c_str(), "dy+w",
+                v.deterministic ? "deterministic" : "atomic       ", v.gpu_only ? "" : "cpu,",
+                v.launch_gpu ? "gpu" : "(no gpu in this build)");
+    std::printf("    domain: %s\n", v.domain.describe().c_str());
+  }
   return 0;
 }
 
+// One variant's row of the check table on one backend; returns its failures (a variant that
+// could run here but ran no case counts as one).
+template <class V, class Cases, class Run>
+int check_rows(const V& v, Backend& b, const Cases& cases, bool verbose, bool require_some, int* passes, int* skips,
+               const Run& run) {
+  int pass = 0, fail = 0, unsupported = 0;
+  std::string messages;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Support s = v.supports(cases[i].problem, b.kind());
+    if (!s.ok) {
+      ++unsupported;
+      if (verbose) messages += "  unsupported: " + cases[i].label + ": " + s.why + "\n";
+      continue;
+    }
+    const Outcome o = run(i);
+    if (o.status == Status::pass) ++pass;
+    else {
+      ++fail;
+      messages += "[" + cases[i].label + "] " + o.message + "\n";
+    }
+  }
+  std::printf("%-30s %-6s %6d %6d %11d\n", v.name.c_str(), b.name().c_str(), pass, fail, unsupported);
+  // A variant that ran nowhere was not checked: that is a failure, not a quiet pass.
+  const bool runs_here = !(b.kind() == BackendKind::cpu && v.gpu_only);
+  if (require_some && runs_here && pass == 0 && fail == 0) {
+    ++fail;
+    messages += "FAIL " + v.name + " on " + b.name() + ": no case of the check set is in its domain\n";
+  }
+  if (!messages.empty()) std::printf("%s", messages.c_str());
+  *passes += pass;
+  *skips += unsupported;
+  return fail;
+}
+
 int cmd_check(const std::string& only_variant, bool verbose) {
-  if (!only_variant.empty() && only_variant != "auto" && !find_variant(only_variant))
+  if (!only_variant.empty() && only_variant != "auto" && !find_variant(only_variant) && !find_conv_variant(only_variant))
     throw InvalidInput("--variant '" + only_variant + "' is not registered (see poolgrad variants)");
   int failures = 0, passes = 0, skips = 0;
   auto backends = all_backends();
@@ -67,80 +110,103 @@ int cmd_check(const std::string& only_variant, bool verbose) {
   for (const Variant& v : variants()) {
     if (!only_variant.empty() && !auto_pick && v.name != only_variant) continue;
     for (auto& b : backends) {
-      int pass = 0, fail = 0, unsupported = 0;
-      std::string messages;
-      for (size_t i = 0; i < cases.size(); ++i) {
-        const CheckCase& cc = cases[i];
-        if (cc.problem.op != v.op) continue;
-        if (auto_pick && choose_auto_variant(cc.problem, b->kind()).variant != &v) continue;
-        if (!v.supports(cc.problem, b->kind()).ok) {
-          ++unsupported;
-          if (verbose) messages += "  unsupported: " + cc.label + ": " + v.supports(cc.problem, b->kind()).why + "\n";
-          continue;
+      // Under auto, the cases auto gives this variant on this backend (it may get none).
+      std::vector<CheckCase> mine;
+      std::vector<size_t> index;
+      for (size_t i = 0; i < cases.size(); ++i)
+        if (cases[i].problem.op == v.op && (!auto_pick || choose_auto_variant(cases[i].problem, b->kind()).variant == &v)) {
+          mine.push_back(cases[i]);
+          index.push_back(i);
         }
-        if (!expected[i]) expected[i] = std::make_shared<const Expected>(compute_expected(cc.problem, cc.data));
-        const Outcome o = run_and_verify(*b, v, cc.problem, cc.data, expected[i]);
-        if (o.status == Status::pass) ++pass;
-        else {
-          ++fail;
-          messages += "[" + cc.label + "] " + o.message + "\n";
-        }
-      }
-      std::printf("%-30s %-6s %6d %6d %11d\n", v.name.c_str(), b->name().c_str(), pass, fail, unsupported);
-      // A variant that ran nowhere was not checked: that is a failure, not a quiet pass.
-      const bool runs_here = !(b->kind() == BackendKind::cpu && v.gpu_only) && !auto_pick;
-      if (runs_here && pass == 0 && fail == 0) {
-        ++fail;
-        messages += "FAIL " + v.name + " on " + b->name() + ": no case of the check set is in its domain\n";
-      }
-      if (!messages.empty()) std::printf("%s", messages.c_str());
-      passes += pass;
-      failures += fail;
-      skips += unsupported;
+      failures += check_rows(v, *b, mine, verbose, !auto_pick, &passes, &skips, [&](size_t i) {
+        const CheckCase& cc = mine[i];
+        auto& e = expected[index[i]];
+        if (!e) e = std::make_shared<const Expected>(compute_expected(cc.problem, cc.data));
+        return run_and_verify(*b, v, cc.problem, cc.data, e);
+      });
     }
   }
-  std::printf("%d passed, %d failed, %d unsupported (%zu cases x %zu variants x %zu backends)\n",
-              passes, failures, skips, cases.size(), variants().size(), backends.size());
-  if (variants().empty()) {
+  const std::vector<ConvCheckCase> conv_cases = conv_check_set();
+  std::map<size_t, std::shared_ptr<const ConvExpected>> conv_expected;
+  for (const ConvVariant& v : conv_variants()) {
+    if (!only_variant.empty() && v.name != only_variant) continue;
+    for (auto& b : backends)
+      failures += check_rows(v, *b, conv_cases, verbose, true, &passes, &skips, [&](size_t i) {
+        const ConvCheckCase& cc = conv_cases[i];
+        auto& e = conv_expected[i];
+        if (!e) e = std::make_shared<const ConvExpected>(compute_conv_expected(cc.problem, cc.data));
+        return conv_run_and_verify(*b, v, cc.problem, cc.data, e);
+      });
+  }
+  std::printf("%d passed, %d failed, %d unsupported (%zu pooling cases x %zu variants + %zu conv cases x %zu variants, x %zu backends)\n",
+              passes, failures, skips, cases.size(), variants().size(), conv_cases.size(), conv_variants().size(),
+              backends.size());
+  if (variants().empty() && conv_variants().empty()) {
     std::printf("no variants registered: nothing was checked\n");
     return 1;
   }
   return failures ? 1 : 0;
 }
 
+// The backend named `backend_name`; CannotRun when this machine has none of that name.
+std::unique_ptr<Backend> replay_backend(const std::string& backend_name) {
+  if (backend_name != "cpu" && (backend_name.rfind("gpu", 0) != 0 || backend_name.size() == 3 ||
+                                backend_name.find_first_not_of("0123456789", 3) != std::string::npos))
+    throw InvalidInput("--backend '" + backend_name + "' must be cpu or gpuN");
+  for (auto& b : all_backends())
+    if (b->name() == backend_name) return std::move(b);
+  std::string why;
+  gpu_count(&why);
+  throw CannotRun("--backend '" + backend_name + "' is not available (" + why + ")");
+}
+
+int report_replay(const Outcome& o, const std::string& variant, const Backend& b, const std::string& problem) {
+  if (o.status == Status::pass) {
+    std::printf("PASS %s on %s\n  problem: %s\n", variant.c_str(), b.name().c_str(), problem.c_str());
+    return kExitOk;
+  }
+  std::printf("%s\n", o.message.c_str());
+  return kExitMismatch;
+}
+
+// A conv problem line (op=conv1d|conv2d|conv3d ...) from a conv failure.
+int replay_conv(const std::string& problem_text, const DataSpec& spec, const std::string& variant,
+                const std::string& backend_name) {
+  ConvProblem p;
+  std::string error;
+  if (!parse_conv_problem(problem_text, &p, &error)) throw InvalidInput("--problem: " + error);
+  error = conv_validate(p);
+  if (!error.empty()) throw InvalidInput("--problem: invalid problem: " + error);
+  if (!conv_data_kind_ok(spec.kind))
+    throw InvalidInput(std::string("--data must be ints or real for a conv problem, got '") + data_kind_name(spec.kind) + "'");
+  const ConvVariant* v = find_conv_variant(variant);
+  if (!v) throw InvalidInput("--variant '" + variant + "' is not a registered conv variant (see poolgrad variants)");
+  const auto b = replay_backend(backend_name);
+  const Support s = v->supports(p, b->kind());
+  if (!s.ok) throw CannotRun(v->name + " does not support this problem on " + b->name() + ": " + s.why);
+  return report_replay(conv_run_and_verify(*b, *v, p, spec), v->name, *b, conv_to_string(p));
+}
+
 int cmd_replay(const std::string& problem_text, const std::string& kind, const std::string& seed_text,
                const std::string& variant, const std::string& backend_name) {
+  DataSpec spec{static_cast<uint64_t>(parse_count_option(seed_text, "--seed")), DataKind::ints};
+  if (!parse_data_kind(kind, &spec.kind))
+    throw InvalidInput("--data must be ints, special, real or foreign, got '" + kind + "'");
+  if (problem_text.rfind("op=conv", 0) == 0) return replay_conv(problem_text, spec, variant, backend_name);
   Problem p;
   std::string error;
   if (!parse_problem(problem_text, &p, &error)) throw InvalidInput("--problem: " + error);
   const std::string invalid = validate(p);
   if (!invalid.empty()) throw InvalidInput("--problem: invalid problem: " + invalid);
-  DataSpec spec{static_cast<uint64_t>(parse_count_option(seed_text, "--seed")), DataKind::ints};
-  if (!parse_data_kind(kind, &spec.kind))
-    throw InvalidInput("--data must be ints, special, real or foreign, got '" + kind + "'");
   const Variant* v = find_variant(variant);
   if (!v) throw InvalidInput("--variant '" + variant + "' is not registered (see poolgrad variants)");
   if (v->op != p.op)
     throw InvalidInput("--variant " + variant + " is a " + op_name(v->op) + " pooling variant and the problem is " +
                        op_name(p.op) + " pooling");
-  if (backend_name != "cpu" && (backend_name.rfind("gpu", 0) != 0 || backend_name.size() == 3 ||
-                                backend_name.find_first_not_of("0123456789", 3) != std::string::npos))
-    throw InvalidInput("--backend '" + backend_name + "' must be cpu or gpuN");
-  for (auto& b : all_backends()) {
-    if (b->name() != backend_name) continue;
-    const Support s = v->supports(p, b->kind());
-    if (!s.ok) throw CannotRun(v->name + " does not support this problem on " + b->name() + ": " + s.why);
-    const Outcome o = run_and_verify(*b, *v, p, spec);
-    if (o.status == Status::pass) {
-      std::printf("PASS %s on %s\n  problem: %s\n", v->name.c_str(), b->name().c_str(), to_string(p).c_str());
-      return kExitOk;
-    }
-    std::printf("%s\n", o.message.c_str());
-    return kExitMismatch;
-  }
-  std::string why;
-  gpu_count(&why);
-  throw CannotRun("--backend '" + backend_name + "' is not available (" + why + ")");
+  const auto b = replay_backend(backend_name);
+  const Support s = v->supports(p, b->kind());
+  if (!s.ok) throw CannotRun(v->name + " does not support this problem on " + b->name() + ": " + s.why);
+  return report_replay(run_and_verify(*b, *v, p, spec), v->name, *b, to_string(p));
 }
 
 // The subcommand a parse error belongs to, for its "poolgrad CMD:" prefix.
@@ -172,7 +238,7 @@ int main(int argc, char** argv) {
   std::string case_file;
   auto* file_opt = replay->add_option("file", case_file, "a case file written by poolgrad fuzz (instead of the options)");
   replay->add_option("--problem", problem_text, "the problem line")->excludes(file_opt);
-  replay->add_option("--data", kind, "ints, special, real or foreign")->excludes(file_opt);
+  replay->add_option("--data", kind, "ints, special, real or foreign (conv: ints or real)")->excludes(file_opt);
   replay->add_option("--seed", seed, "data seed")->excludes(file_opt);
   replay->add_option("--variant", variant, "variant name")->excludes(file_opt);
   replay->add_option("--backend", backend, "cpu or gpuN (with a FILE: instead of the file's)");

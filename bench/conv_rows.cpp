@@ -1,0 +1,45 @@
+#include "bench/conv_rows.hpp"
+
+namespace pg::bench {
+namespace {
+
+// x is (N, C, spatial...); K output channels, a cubic kernel, one stride and pad on every axis.
+ConvRow row(std::vector<int64_t> x, int64_t k, int64_t groups, int64_t kernel, int64_t stride, int64_t pad, DType dtype) {
+  ConvProblem p;
+  p.dims = static_cast<int>(x.size()) - 2;
+  p.n = x[0];
+  p.c = x[1];
+  p.k = k;
+  p.groups = groups;
+  for (int i = 0; i < p.dims; ++i) {
+    const int a = kAxes - p.dims + i;
+    p.in[a] = x[2 + i];
+    p.kernel[a] = kernel;
+    p.stride[a] = stride;
+    p.pad_begin[a] = p.pad_end[a] = pad;
+  }
+  p.dtype = dtype;
+  conv_finalize(p);
+  std::string name = "conv" + std::to_string(p.dims) + "d_bwd_data (";
+  for (size_t i = 0; i < x.size(); ++i) name += (i ? ", " : "") + std::to_string(x[i]);
+  name += ") K" + std::to_string(k);
+  if (groups > 1) name += " g" + std::to_string(groups);
+  name += " k" + std::to_string(kernel) + "s" + std::to_string(stride) + "p" + std::to_string(pad);
+  name += dtype == DType::bf16 ? " bfloat16" : " float32";
+  return {name, p};
+}
+
+}  // namespace
+
+std::vector<ConvRow> conv_rows() {
+  std::vector<ConvRow> rows;
+  for (DType t : {DType::f32, DType::bf16}) {
+    rows.push_back(row({32, 128, 56, 56}, 256, 1, 3, 1, 1, t));
+    rows.push_back(row({4, 64, 32, 32, 32}, 64, 1, 3, 1, 1, t));
+    rows.push_back(row({32, 256, 28, 28}, 512, 1, 3, 2, 1, t));
+    rows.push_back(row({32, 256, 56, 56}, 256, 256, 3, 1, 1, t));
+  }
+  return rows;
+}
+
+}  // namespace pg::bench

@@ -1,0 +1,50 @@
+#include "fuzz/conv_coverage.hpp"
+
+namespace pg::fuzz {
+namespace {
+
+const char* layout_tag(Layout l) { return l == Layout::channels_first ? "channels-first" : "channels-last"; }
+
+// The implicit GEMM's rows per phase: more than one 128-row tile, and a C/groups past the
+// 64-wide tile (the 128 x 128 tile with a partial C tile).
+constexpr int64_t kRowTile = 128, kNarrowTile = 64;
+
+}  // namespace
+
+std::vector<std::string> conv_observed_tags(const ConvProblem& p) {
+  std::vector<std::string> t = {std::to_string(p.dims) + "D", layout_tag(p.layout), dtype_name(p.dtype)};
+  if (p.groups > 1) t.push_back(p.c_per_group() == 1 ? "depthwise" : "groups > 1");
+  if (p.pad_mode == ConvPadMode::same) t.push_back("padding=same");
+  if (p.pad_mode == ConvPadMode::valid) t.push_back("padding=valid");
+  bool gap = false, strided = false, pad_dil = false, asym = false;
+  int64_t rows = p.n;
+  for (int a = kAxes - p.dims; a < kAxes; ++a) {
+    gap = gap || p.stride[a] > p.effective_kernel(a);
+    strided = strided || p.stride[a] > 1;
+    pad_dil = pad_dil || (p.dilation[a] > 1 && (p.pad_begin[a] > 0 || p.pad_end[a] > 0));
+    asym = asym || p.pad_begin[a] != p.pad_end[a];
+    rows *= (p.in[a] + p.stride[a] - 1) / p.stride[a];
+  }
+  if (gap) t.push_back("stride > dilated kernel");
+  if (strided) t.push_back("stride > 1");
+  if (pad_dil) t.push_back("padding with dilation");
+  if (asym) t.push_back("asymmetric padding");
+  if (rows > kRowTile) t.push_back(rows % kRowTile ? "several row tiles, partial last" : "several row tiles");
+  if (p.c_per_group() > kNarrowTile) t.push_back("C/groups > 64");
+  return t;
+}
+
+std::vector<std::string> conv_admitted_tags(const ConvVariant& v) {
+  const ConvDomain& d = v.domain;
+  std::vector<std::string> t = {"groups > 1", "depthwise", "padding=same", "padding=valid", "stride > dilated kernel",
+                                "stride > 1", "padding with dilation", "asymmetric padding"};
+  for (int dims = d.min_dims; dims <= d.max_dims; ++dims) t.push_back(std::to_string(dims) + "D");
+  for (Layout l : d.layouts) t.push_back(layout_tag(l));
+  for (DType x : d.dtypes) t.push_back(dtype_name(x));
+  if (d.max_dims >= 2 && (d.reach[1] + 1) * (d.reach[2] + 1) * 3 > 2 * kRowTile)
+    t.push_back("several row tiles, partial last");
+  if (d.max_c_per_group > kNarrowTile) t.push_back("C/groups > 64");
+  return t;
+}
+
+}  // namespace pg::fuzz

@@ -1,0 +1,475 @@
+// conv.gemm: backward-data as an implicit GEMM per stride phase, the formulation of Composable
+// Kernel's conv_bwd_data (../shared/seeds/003_*): no dx position multiplies a zero.
+//
+// Along one axis, the dx positions i = i0 + j*stride (one phase i0 < stride) are all reached by
+// the same taps, t = t0 + q*t_step (kernels/conv/conv_geometry.hpp), from dy at
+// o = j + off0 - q*o_step. So, per phase and group,
+//   dx[m = (n, j), c] = sum over (q, k) of dy[n, k, o(j, q)] * w[k, c, t(q)]
+// is a GEMM with M = N * (phase positions), N = C/groups and a reduction over
+// (taps of the phase) x K/groups, the A operand gathered from dy with a bounds check per (row,
+// tap) and zero outside. Every phase and group is one slice of one launch (blockIdx.z, the
+// phase with the most work first), so a strided problem fills the GPU as a stride-1 one does.
+//
+// Why it is fast: a block computes a BM x BN tile of dx with 256 threads, each an 8 x 8
+// register tile (64 FMAs per 16 shared-memory reads); BK = 8 reduction steps per stage, double
+// buffered in shared memory with the next stage fetched into registers while the current one
+// is multiplied, one barrier per stage. The reduction runs tap-major, k-minor: a row's dy
+// address and bounds check are computed once per tap, and a stage costs one add per load. The
+// weights are rearranged once per launch into the workspace as [group][tap][K/groups][C/groups],
+// zero-padded to whole tiles and already in the accumulator type, so B tiles load as contiguous
+// rows with no bounds checks. Tiles: 128 x 128 (16 x 16 threads), or 256 x 64 (32 x 8) when
+// C/groups <= 64, so the 3D row's C = 64 does not leave half of every tile empty. BK = 16
+// would hide more latency per barrier but takes 137 registers (nvcc 13, sm_90), one block per
+// multiprocessor instead of two. Measured on an H100 (bench/results/2026-11-23_h100_conv-first-run.md):
+// 40.1 and 34.7 TFLOP/s on the fp32 2D and 3D rows, before the thread grouping of tx() below.
+//
+// The per-thread steps (begin, fetch, stage, multiply, advance, finish) are plain member
+// functions; the kernel puts a barrier between them, and tests/conv_gemm_host_test.cpp runs the
+// same steps for all 256 threads of a block in turn on the host.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "kernels/common/exec.hpp"
+#include "kernels/conv/conv_geometry.hpp"
+#include "src/conv_registry.hpp"
+
+namespace pg {
+
+inline constexpr int kGemmThreads = 256;
+inline constexpr int kGemmBK = 8;     // reduction steps per shared-memory stage
+inline constexpr int kGemmPadA = 4;   // keeps channels-last A stores off one bank, float4 reads aligned
+inline constexpr int kTileGroup = 32;  // threads laid out together as 8 x 4 tiles (see ConvGemmThread::tx)
+
+// The tile for a problem: 128 x 128, or 256 x 64 when a 128-wide C tile would be mostly empty.
+inline int gemm_tile_n(const ConvProblem& p) { return p.c_per_group() <= 64 ? 64 : 128; }
+
+inline int64_t round_up_to(int64_t v, int64_t unit) { return (v + unit - 1) / unit * unit; }
+
+// Up to this many phases the launch orders them by work, the largest first (order_phases_by_work).
+inline constexpr int kOrderedPhases = 64;
+
+template <class T>
+struct ConvGemmArgs {
+  ConvShape<int32_t> g;
+  int32_t phases[kAxes];  // min(stride, in) per axis
+  // blockIdx.z / groups -> phase, when `ordered`; else the identity.
+  uint8_t phase_order[kOrderedPhases];
+  bool ordered;
+  int32_t kg_pad, cg_pad;  // K/groups and C/groups rounded up to whole tiles
+  const T* dy;
+  const accum_t<T>* w;  // the workspace: [group][tap][kg_pad][cg_pad]
+  T* dx;
+};
+
+// A block's phase along each axis: dx positions i0 + j*stride (j < jn), reached by the taps
+// t0 + q*t_step (q < taps_in) from dy at j + off0 - q*o_step. The same for every thread, so it
+// lives in shared memory rather than in each thread's registers.
+struct ConvGemmPhase {
+  int32_t i0[kAxes], jn[kAxes], t0[kAxes], t_step[kAxes], off0[kAxes], o_step[kAxes], taps_in[kAxes];
+  int32_t j_plane;  // jn[0] * jn[1] * jn[2]
+};
+
+template <class A, int BM, int BN>
+struct ConvGemmSmem {
+  alignas(16) A a[2][kGemmBK][BM + kGemmPadA];
+  alignas(16) A b[2][kGemmBK][BN];
+  ConvGemmPhase phase;  // written by thread 0 in begin(), read after the first barrier
+};
+
+template <class T, int BM, int BN, bool CL>
+struct ConvGemmThread {
+  using A = accum_t<T>;
+  using Smem = ConvGemmSmem<A, BM, BN>;
+  static constexpr int TX = BM / 8, TY = BN / 8;  // threads along m and along c
+  static_assert(TX * TY == kGemmThreads, "a block is 256 threads of 8 x 8");
+  static_assert(TX % 8 == 0 && TY % 4 == 0, "thread groups are 8 x 4 places");
+  static constexpr int kALoads = BM * kGemmBK / kGemmThreads;
+  static constexpr int kBLoads = BN * kGemmBK / kGemmThreads;
+  // Channels-first dy is contiguous along m: a thread loads one row at kALoads k's. Channels-last
+  // dy is contiguous along k: a thread loads one k of kALoads rows.
+  static constexpr int kRows = CL ? kALoads : 1;
+
+  ConvGemmArgs<T> args;
+  int tid;
+  // The block's group and tile.
+  int32_t group, m_base, c_base, rows_in_phase;
+  // Where the reduction is: the chunk of K/groups and the tap (q per axis).
+  int32_t chunk, chunks, q[kAxes], iterations_left;
+  // This thread's A rows: sample base, phase coordinates, and the dy offset of the current tap
+  // (-1: the tap reaches outside dy for this row, or the row is past the phase's end).
+  int32_t row_n[kRows], row_j[kRows][kAxes], row_at[kRows];
+  int32_t b_at;  // the workspace offset of the current (tap, chunk) tile's first element
+  A a_next[kALoads], b_next[kBLoads];
+  A acc[8][8];
+
+  PG_HD int a_row(int r) const { return CL ? tid / kGemmBK + r * (kGemmThreads / kGemmBK) : tid % BM; }
+  PG_HD int a_col(int l) const { return CL ? tid % kGemmBK : tid / BM + l * (kGemmThreads / BM); }
+  PG_HD int b_row() const { return tid / (BN / kBLoads); }
+  PG_HD int b_col() const { return tid % (BN / kBLoads) * kBLoads; }
+  // The thread's place in the TX x TY grid of 8 x 8 tiles. Each run of kTileGroup threads
+  // covers 8 places along m and 4 along c, so a multiply step's shared-memory reads by those
+  // threads touch 8 distinct A quads and 4 distinct B quads (broadcast for the rest): one
+  // 128-byte wavefront each on sm_90, where a 32-thread run is a warp. The row-major grid it
+  // replaces read 16 or 32 distinct A quads per warp (2 or 4 wavefronts) and measured 40.1 and
+  // 34.7 TFLOP/s on the H100's 2D and 3D fp32 rows (bench/results/2026-11-23_h100_conv-first-run.md).
+  // Any grouping is correct; this one only sets which reads coincide.
+  PG_HD int tx() const { return tid / kTileGroup % (TX / 8) * 8 + tid % 8; }
+  PG_HD int ty() const { return tid / kTileGroup / (TX / 8) * 4 + tid % kTileGroup / 8; }
+  PG_HD int m_of(int i) const { return (i < 4 ? 0 : BM / 2) + tx() * 4 + i % 4; }
+  PG_HD int c_of(int j) const { return (j < 4 ? 0 : BN / 2) + ty() * 4 + j % 4; }
+
+  // Sets up the block (bx: m tile, by: c tile, bz: phase * groups + group). False when the tile
+  // starts past its phase's positions: the whole block has nothing to do (the grid is sized
+  // for the largest phase).
+  PG_HD bool begin(const ConvGemmArgs<T>& a, Smem& smem, int thread, int bx, int by, int bz) {
+    args = a;
+    tid = thread;
+    const ConvShape<int32_t>& g = args.g;
+    group = bz % g.groups;
+    int32_t phase = bz / g.groups;
+    if (args.ordered) phase = args.phase_order[phase];
+    ConvGemmPhase ph;
+    ph.j_plane = 1;
+    int32_t taps = 1;
+    for (int ax = kAxes - 1; ax >= 0; --ax) {
+      ph.i0[ax] = phase % args.phases[ax];
+      phase /= args.phases[ax];
+      const int32_t s = g.stride[ax], d = g.dilation[ax];
+      ph.jn[ax] = (g.in[ax] - ph.i0[ax] + s - 1) / s;
+      ph.j_plane *= ph.jn[ax];
+      // The taps of this phase: t*d = i0 + pad (mod s), see conv_geometry.hpp.
+      const int32_t gd = g.step_gcd[ax], reach = ph.i0[ax] + g.pad[ax];
+      ph.t_step[ax] = g.t_step[ax];
+      ph.o_step[ax] = g.o_step[ax];
+      ph.t0[ax] = 0;
+      while (ph.t0[ax] < ph.t_step[ax] && (reach - ph.t0[ax] * d) % s != 0) ++ph.t0[ax];
+      const bool any = reach % gd == 0 && ph.t0[ax] < g.kernel[ax];
+      ph.taps_in[ax] = any ? (g.kernel[ax] - 1 - ph.t0[ax]) / ph.t_step[ax] + 1 : 0;
+      ph.off0[ax] = any ? (reach - ph.t0[ax] * d) / s : 0;
+      taps *= ph.taps_in[ax];
+    }
+    if (tid == 0) smem.phase = ph;
+    rows_in_phase = g.n * ph.j_plane;
+    m_base = bx * BM;
+    c_base = by * BN;
+    if (m_base >= rows_in_phase) return false;
+    chunks = args.kg_pad / kGemmBK;
+    iterations_left = taps * chunks;
+    chunk = 0;
+    q[0] = q[1] = q[2] = 0;
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      const int32_t m = m_base + a_row(r);
+      row_n[r] = m < rows_in_phase ? m / ph.j_plane : -1;
+      const int32_t rest = m % ph.j_plane;
+      row_j[r][0] = rest / (ph.jn[1] * ph.jn[2]);
+      row_j[r][1] = rest / ph.jn[2] % ph.jn[1];
+      row_j[r][2] = rest % ph.jn[2];
+    }
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+#pragma unroll
+      for (int j = 0; j < 8; ++j) acc[i][j] = 0;
+    if (iterations_left > 0) to_tap(ph);
+    return true;
+  }
+
+  PG_HD int iterations() const { return iterations_left; }
+
+  // Row offsets and the weight tile for tap q: once per tap, not per stage.
+  PG_HD void to_tap(const ConvGemmPhase& ph) {
+    const ConvShape<int32_t>& g = args.g;
+    int32_t off[kAxes], t[kAxes];
+    for (int ax = 0; ax < kAxes; ++ax) {
+      off[ax] = ph.off0[ax] - q[ax] * ph.o_step[ax];
+      t[ax] = ph.t0[ax] + q[ax] * ph.t_step[ax];
+    }
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      int32_t o[kAxes];
+      bool inside = row_n[r] >= 0;
+      for (int ax = 0; ax < kAxes; ++ax) {
+        o[ax] = row_j[r][ax] + off[ax];
+        inside = inside && o[ax] >= 0 && o[ax] < g.out[ax];
+      }
+      row_at[r] = inside ? g.y_offset(row_n[r], group * g.kg, o[0], o[1], o[2]) : -1;
+    }
+    b_at = ((group * g.taps() + g.tap_index(t[0], t[1], t[2])) * args.kg_pad + chunk * kGemmBK) * args.cg_pad + c_base;
+  }
+
+  // Global memory -> registers: the stage at (tap, chunk).
+  PG_HD void fetch() {
+    const ConvShape<int32_t>& g = args.g;
+    const int32_t k_stride = CL ? 1 : g.out_plane();
+#pragma unroll
+    for (int l = 0; l < kALoads; ++l) {
+      const int r = CL ? l : 0;
+      const int32_t k = chunk * kGemmBK + a_col(l);
+      a_next[l] = row_at[r] >= 0 && k < g.kg ? static_cast<A>(to_float(args.dy[row_at[r] + k * k_stride])) : A(0);
+    }
+    const A* w = args.w + b_at + b_row() * args.cg_pad + b_col();
+#pragma unroll
+    for (int e = 0; e < kBLoads; ++e) b_next[e] = w[e];
+  }
+
+  // Registers -> shared-memory buffer `buf`.
+  PG_HD void stage(Smem& s, int buf) const {
+#pragma unroll
+    for (int l = 0; l < kALoads; ++l) s.a[buf][a_col(l)][a_row(CL ? l : 0)] = a_next[l];
+#pragma unroll
+    for (int e = 0; e < kBLoads; ++e) s.b[buf][b_row()][b_col() + e] = b_next[e];
+  }
+
+  // The next (tap, chunk): chunks inside a tap, then the taps with q[2] fastest.
+  PG_HD void advance(const Smem& smem) {
+    const ConvGemmPhase& ph = smem.phase;
+    --iterations_left;
+    if (++chunk < chunks) {
+      b_at += kGemmBK * args.cg_pad;
+      return;
+    }
+    chunk = 0;
+    if (++q[2] == ph.taps_in[2]) {
+      q[2] = 0;
+      if (++q[1] == ph.taps_in[1]) {
+        q[1] = 0;
+        ++q[0];
+      }
+    }
+    to_tap(ph);
+  }
+
+  PG_HD void multiply(const Smem& s, int buf) {
+#pragma unroll
+    for (int kk = 0; kk < kGemmBK; ++kk) {
+      A a[8], b[8];
+#pragma unroll
+      for (int i = 0; i < 8; ++i) a[i] = s.a[buf][kk][m_of(i)];
+#pragma unroll
+      for (int j = 0; j < 8; ++j) b[j] = s.b[buf][kk][c_of(j)];
+#pragma unroll
+      for (int i = 0; i < 8; ++i)
+#pragma unroll
+        for (int j = 0; j < 8; ++j) acc[i][j] += a[i] * b[j];
+    }
+  }
+
+  // The 8 x 8 results to dx, each element once.
+  PG_HD void finish(const Smem& smem) const {
+    const ConvShape<int32_t>& g = args.g;
+    const ConvGemmPhase& ph = smem.phase;
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      const int32_t m = m_base + m_of(i);
+      if (m >= rows_in_phase) continue;
+      const int32_t n = m / ph.j_plane, rest = m % ph.j_plane;
+      const int32_t j[kAxes] = {rest / (ph.jn[1] * ph.jn[2]), rest / ph.jn[2] % ph.jn[1], rest % ph.jn[2]};
+      int32_t pos[kAxes];
+      for (int ax = 0; ax < kAxes; ++ax) pos[ax] = ph.i0[ax] + j[ax] * g.stride[ax];
+#pragma unroll
+      for (int jj = 0; jj < 8; ++jj) {
+        const int32_t c = c_base + c_of(jj);
+        if (c < g.cg) args.dx[g.x_offset(n, group * g.cg + c, pos[0], pos[1], pos[2])] = from_accum<T>(acc[i][jj]);
+      }
+    }
+  }
+};
+
+// One workspace element: the weight at [group][tap][k][c] in the accumulator type, zero in the
+// padding.
+template <class T>
+struct ConvGemmWeightsBody {
+  ConvShape<int32_t> g;
+  int32_t kg_pad, cg_pad;
+  const T* w;
+  accum_t<T>* out;
+
+  PG_HD void operator()(int32_t i) const {
+    const int32_t c = i % cg_pad, k = i / cg_pad % kg_pad, rest = i / cg_pad / kg_pad;
+    const int32_t tap = rest % g.taps(), group = rest / g.taps();
+    out[i] = k < g.kg && c < g.cg ? static_cast<accum_t<T>>(to_float(w[g.w_offset(group * g.kg + k, c, tap)]))
+                                  : accum_t<T>(0);
+  }
+};
+
+// The launch's sizes, shared by supports(), workspace_bytes() and launch().
+struct ConvGemmPlan {
+  int bm, bn;
+  int64_t kg_pad, cg_pad, phases[kAxes], grid[3], workspace_elems;
+  std::vector<uint8_t> phase_order;  // empty: more than kOrderedPhases phases, launched in index order
+};
+
+// Blocks start in blockIdx order, x fastest, z last. With strides the phases differ in work
+// (k3 s2 p1: 1, 2, 2 and 4 taps per 2D phase), and the largest last would leave the GPU waiting
+// on them at the end; so z walks the phases largest first. Work of a phase: its positions times
+// its taps, per axis.
+inline std::vector<uint8_t> order_phases_by_work(const ConvProblem& p, const int64_t* phases) {
+  const int64_t count = phases[0] * phases[1] * phases[2];
+  if (count > kOrderedPhases) return {};
+  std::vector<std::pair<int64_t, int>> work;
+  for (int index = 0; index < count; ++index) {
+    int64_t w = 1, rest = index;
+    for (int a = kAxes - 1; a >= 0; --a) {
+      const int64_t i0 = rest % phases[a];
+      rest /= phases[a];
+      int64_t taps = 0;
+      for (int64_t t = 0; t < p.kernel[a]; ++t) taps += (i0 + p.pad_begin[a] - t * p.dilation[a]) % p.stride[a] == 0;
+      w *= taps * ((p.in[a] - i0 + p.stride[a] - 1) / p.stride[a]);
+    }
+    work.push_back({-w, index});
+  }
+  std::stable_sort(work.begin(), work.end());
+  std::vector<uint8_t> order;
+  for (const auto& [w, index] : work) order.push_back(static_cast<uint8_t>(index));
+  return order;
+}
+
+inline ConvGemmPlan plan_conv_gemm(const ConvProblem& p) {
+  ConvGemmPlan plan;
+  plan.bn = gemm_tile_n(p);
+  plan.bm = plan.bn == 64 ? 256 : 128;
+  plan.kg_pad = round_up_to(p.k_per_group(), kGemmBK);
+  plan.cg_pad = round_up_to(p.c_per_group(), plan.bn);
+  int64_t phases = 1, largest = p.n;  // the phase at i0 = 0 has the most positions
+  for (int a = 0; a < kAxes; ++a) {
+    plan.phases[a] = std::min(p.stride[a], p.in[a]);
+    phases *= plan.phases[a];
+    largest *= (p.in[a] + p.stride[a] - 1) / p.stride[a];
+  }
+  plan.grid[0] = (largest + plan.bm - 1) / plan.bm;
+  plan.grid[1] = plan.cg_pad / plan.bn;
+  plan.grid[2] = phases * p.groups;
+  plan.workspace_elems = p.groups * p.taps() * plan.kg_pad * plan.cg_pad;
+  plan.phase_order = order_phases_by_work(p, plan.phases);
+  return plan;
+}
+
+template <class T>
+ConvGemmArgs<T> make_conv_gemm_args(const ConvProblem& p, const ConvGemmPlan& plan, const ConvBuffers& b) {
+  ConvGemmArgs<T> a;
+  a.g = make_conv_shape<int32_t>(p);
+  for (int ax = 0; ax < kAxes; ++ax) a.phases[ax] = static_cast<int32_t>(plan.phases[ax]);
+  a.ordered = !plan.phase_order.empty();
+  for (int i = 0; i < kOrderedPhases; ++i)
+    a.phase_order[i] = i < static_cast<int>(plan.phase_order.size()) ? plan.phase_order[i] : 0;
+  a.kg_pad = static_cast<int32_t>(plan.kg_pad);
+  a.cg_pad = static_cast<int32_t>(plan.cg_pad);
+  a.dy = static_cast<const T*>(b.dy);
+  a.w = static_cast<const accum_t<T>*>(b.workspace);
+  a.dx = static_cast<T*>(b.dx);
+  return a;
+}
+
+// Rearranges the weights into the workspace (on any executor: the host test uses the CPU one).
+template <class T, class Exec>
+void prepare_conv_gemm_weights(const Exec& ex, const ConvProblem& p, const ConvGemmPlan& plan, const ConvBuffers& b) {
+  ex.template for_each<int32_t>(plan.workspace_elems,
+                                ConvGemmWeightsBody<T>{make_conv_shape<int32_t>(p), static_cast<int32_t>(plan.kg_pad),
+                                                       static_cast<int32_t>(plan.cg_pad), static_cast<const T*>(b.w),
+                                                       static_cast<accum_t<T>*>(b.workspace)});
+}
+
+// Calls f.template operator()<BM, BN, CL>() with the problem's tile and layout.
+template <class F>
+void with_gemm_tile(const ConvProblem& p, F&& f) {
+  const bool cl = p.layout == Layout::channels_last;
+  if (gemm_tile_n(p) == 64) {
+    if (cl) f.template operator()<256, 64, true>();
+    else f.template operator()<256, 64, false>();
+  } else {
+    if (cl) f.template operator()<128, 128, true>();
+    else f.template operator()<128, 128, false>();
+  }
+}
+
+#if PG_GPU_COMPILER
+
+// One barrier per stage: the stage written at iteration i is read at i + 1, after the barrier
+// that ends i; the buffer it overwrites was last read at i - 1, before the barrier that ended it.
+// The phase thread 0 writes in begin() is first read after the barrier that follows the first
+// stage.
+// Two blocks per multiprocessor where the registers allow it without spilling (f32 accumulation,
+// channels-first: 127-128 registers with nvcc 13 for sm_90); the others need more and get one.
+template <class T, int BM, int BN, bool CL>
+__global__ void PG_LAUNCH_BOUNDS(kGemmThreads, sizeof(accum_t<T>) == 4 && !CL ? 2 : 1)
+    conv_gemm_kernel(ConvGemmArgs<T> args) {
+  using Thread = ConvGemmThread<T, BM, BN, CL>;
+  __shared__ typename Thread::Smem smem;
+  Thread th;
+  // The same for every thread of the block, so no thread waits at a barrier the others skip.
+  if (!th.begin(args, smem, threadIdx.x, blockIdx.x, blockIdx.y, blockIdx.z)) return;
+  const int iterations = th.iterations();
+  if (iterations > 0) {
+    th.fetch();
+    th.stage(smem, 0);
+  }
+  __syncthreads();
+  for (int it = 0; it < iterations; ++it) {
+    const bool more = it + 1 < iterations;
+    if (more) {
+      th.advance(smem);
+      th.fetch();
+    }
+    th.multiply(smem, it & 1);
+    if (more) th.stage(smem, (it + 1) & 1);
+    __syncthreads();
+  }
+  th.finish(smem);
+}
+
+#endif
+
+struct ConvGemm {
+  static constexpr const char* name = "conv.gemm";
+  static constexpr bool deterministic = true;
+  static constexpr bool gpu_only = true;
+  // Sizes for the fuzz: with 128- or 256-row tiles, several tiles and a partial last one need a
+  // few hundred positions per phase; C and K past one 8-step stage and, now and then, past a
+  // 64-wide tile.
+  static ConvDomain domain() {
+    ConvDomain d;
+    d.reach[0] = 6;
+    d.reach[1] = 14;
+    d.reach[2] = 24;
+    d.max_c_per_group = 70;
+    d.max_k_per_group = 20;
+    return d;
+  }
+
+  static Support supports(const ConvProblem& p) {
+    const ConvGemmPlan plan = plan_conv_gemm(p);
+    if (!conv_fits_int32(p) || plan.workspace_elems >= (int64_t{1} << 31))
+      return Support::no("offsets beyond int32");
+    if (plan.grid[0] >= (int64_t{1} << 31) || plan.grid[1] > 65535 || plan.grid[2] > 65535)
+      return Support::no("grid too large: " + std::to_string(plan.grid[2]) + " phases x groups (limit 65535)");
+    return Support::yes();
+  }
+
+  static size_t workspace_bytes(const ConvProblem& p) {
+    return static_cast<size_t>(plan_conv_gemm(p).workspace_elems) * (p.dtype == DType::f64 ? 8 : 4);
+  }
+
+#if PG_GPU_COMPILER
+  static void launch(const GpuExec& ex, const ConvProblem& p, const ConvBuffers& b) {
+    if (p.x_elems() == 0) return;
+    const ConvGemmPlan plan = plan_conv_gemm(p);
+    with_dtype(p.dtype, [&](auto tag) {
+      using T = decltype(tag);
+      prepare_conv_gemm_weights<T>(ex, p, plan, b);
+      const ConvGemmArgs<T> args = make_conv_gemm_args<T>(p, plan, b);
+      with_gemm_tile(p, [&]<int BM, int BN, bool CL>() {
+        const dim3 grid(static_cast<unsigned>(plan.grid[0]), static_cast<unsigned>(plan.grid[1]),
+                        static_cast<unsigned>(plan.grid[2]));
+        conv_gemm_kernel<T, BM, BN, CL><<<grid, kGemmThreads, 0, ex.stream>>>(args);
+        PG_LAUNCH_CHECK("conv_gemm_kernel");
+      });
+    });
+  }
+#endif
+};
+
+}  // namespace pg

@@ -1,0 +1,41 @@
+// Turns the static conv variant list into registry entries for one executor, as
+// kernels/register.hpp does for pooling. Included only by kernels/conv/instantiate_*.
+#pragma once
+
+#include <vector>
+
+#include "src/conv_registry.hpp"
+#include "kernels/register.hpp"  // VariantList
+
+namespace pg {
+
+// A conv variant is a struct with:
+//   static constexpr const char* name; static constexpr bool deterministic, gpu_only;
+//   static ConvDomain domain();
+//   static Support supports(const ConvProblem&);   what the domain cannot say; yes otherwise
+//   static size_t workspace_bytes(const ConvProblem&);
+//   static void launch(const Exec&, const ConvProblem&, const ConvBuffers&)  for each executor it runs on:
+//     a GPU-only variant has no CPU launch, so its registry entry has no launch_cpu.
+template <class Exec, class V>
+ConvVariant make_conv_variant() {
+  ConvVariant v;
+  v.name = V::name;
+  v.deterministic = V::deterministic;
+  v.gpu_only = V::gpu_only;
+  v.domain = V::domain();
+  v.supports_problem = &V::supports;
+  v.workspace_bytes = &V::workspace_bytes;
+  if constexpr (requires(const ConvProblem& p, const ConvBuffers& b) { V::launch(Exec{}, p, b); }) {
+    ConvLaunchFn fn = [](Backend&, const ConvProblem& p, const ConvBuffers& b) { V::launch(Exec{}, p, b); };
+    if constexpr (Exec::is_gpu) v.launch_gpu = fn;
+    else v.launch_cpu = fn;
+  }
+  return v;
+}
+
+template <class Exec, class... V>
+std::vector<ConvVariant> make_conv_variants(VariantList<V...>) {
+  return {make_conv_variant<Exec, V>()...};
+}
+
+}  // namespace pg

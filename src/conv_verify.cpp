@@ -1,0 +1,190 @@
+#include "src/conv_verify.hpp"
+
+#include <filesystem>
+#include <sstream>
+
+#include "reference/conv_reference.hpp"
+#include "src/verify_common.hpp"
+
+namespace pg {
+namespace {
+
+std::string conv_coord_text(const ConvProblem& p, int64_t i) { return element_coord_text(p.layout, p.dims, p.c, p.in, i); }
+
+}  // namespace
+
+std::string conv_replay_command(const ConvProblem& p, const ConvVariant& v, const Backend& b, const DataSpec& spec) {
+  return "poolgrad replay --problem '" + conv_to_string(p) + "' --data " + data_kind_name(spec.kind) + " --seed " +
+         std::to_string(spec.seed) + " --variant " + v.name + " --backend " + b.name();
+}
+
+ConvExpected compute_conv_expected(const ConvProblem& p, const DataSpec& spec) {
+  if (!conv_data_kind_ok(spec.kind))
+    throw Error(std::string("conv data: kind ") + data_kind_name(spec.kind) + " has no conv data (ints or real)");
+  return conv_expected_from(p, make_conv_data(p, spec));
+}
+
+ConvExpected conv_expected_from(const ConvProblem& p, ConvHostData data) {
+  ConvExpected e;
+  e.data = std::move(data);
+  ref::ConvGradient g = ref::conv_backward_data(p, e.data.dy, e.data.w);
+  e.dx = std::move(g.dx);
+  e.abs_sum = std::move(g.abs_sum);
+  e.terms = std::move(g.terms);
+  return e;
+}
+
+struct ConvPreparedRun::Impl {
+  Backend& backend;
+  const ConvVariant& variant;
+  ConvProblem problem;
+  DataSpec spec;
+  std::shared_ptr<const ConvExpected> expected;
+  Guarded dy, w, dx;
+  Buffer workspace;
+  ConvBuffers buffers;
+  std::vector<unsigned char> output;
+  std::string replay;
+  std::filesystem::path failure_file;
+  CrashReport crash;
+
+  Impl(Backend& b, const ConvVariant& v, const ConvProblem& p, const DataSpec& s, std::shared_ptr<const ConvExpected> e)
+      : backend(b), variant(v), problem(p), spec(s), expected(std::move(e)), replay(conv_replay_command(p, v, b, s)),
+        failure_file(failure_path(v.name, b.name(), s, conv_to_string(p))) {
+    crash.text = header("crashed (out-of-bounds access)") + "  replay: " + replay + "\n";
+    crash.dir = failure_file.parent_path().string();
+    crash.path = failure_file.string();
+  }
+
+  std::string header(const std::string& what) const {
+    return "FAIL " + variant.name + " on " + backend.name() + ": " + what + "\n" + "  problem: " + conv_to_string(problem) +
+           "\n" + "  data: kind=" + data_kind_name(spec.kind) + " seed=" + std::to_string(spec.seed) + "\n";
+  }
+
+  void launch() {
+    const CrashArmed armed(crash);
+    variant.launch(backend, problem, buffers);
+    backend.synchronize();
+  }
+
+  // dx as downloaded after one run, bands included; the workspace filled with junk first, so a
+  // variant that reads it before writing it shows.
+  std::vector<unsigned char> run_once() {
+    backend.upload(dx.buffer.get(), dx.host.data(), dx.host.size());
+    if (workspace.bytes()) {
+      const auto junk = poisoned(DType::f32, workspace.bytes());
+      backend.upload(workspace.get(), junk.data(), junk.size());
+    }
+    launch();
+    std::vector<unsigned char> out(dx.host.size());
+    backend.download(out.data(), dx.buffer.get(), out.size());
+    return out;
+  }
+};
+
+ConvPreparedRun::ConvPreparedRun(Backend& b, const ConvVariant& v, const ConvProblem& p, const DataSpec& spec,
+                                 std::shared_ptr<const ConvExpected> expected)
+    : impl_(std::make_unique<Impl>(b, v, p, spec, std::move(expected))) {
+  install_fault_handler();
+  Impl& m = *impl_;
+  const ConvExpected& e = *m.expected;
+  m.dy = make_guarded(b, encode_values(p.dtype, e.data.dy, "dy"), &p.dtype);
+  m.w = make_guarded(b, encode_values(p.dtype, e.data.w, "w"), &p.dtype);
+  m.dx = make_guarded(b, poisoned(p.dtype, static_cast<size_t>(p.x_elems()) * dtype_size(p.dtype)), &p.dtype);
+  const size_t ws = v.workspace_bytes(p);
+  if (ws) m.workspace = Buffer(b, ws);
+  m.buffers.dy = m.dy.data();
+  m.buffers.w = m.w.data();
+  m.buffers.dx = m.dx.data();
+  m.buffers.workspace = m.workspace.get();
+}
+
+ConvPreparedRun::~ConvPreparedRun() = default;
+
+void ConvPreparedRun::launch() {
+  const CrashArmed armed(impl_->crash);
+  impl_->variant.launch(impl_->backend, impl_->problem, impl_->buffers);
+}
+
+const std::vector<unsigned char>& ConvPreparedRun::output() const { return impl_->output; }
+
+Outcome ConvPreparedRun::verify(const VerifyOptions& opt) {
+  Impl& m = *impl_;
+  const ConvProblem& p = m.problem;
+  const ConvExpected& e = *m.expected;
+  Outcome out;
+  out.replay = m.replay;
+  std::ostringstream msg;
+  auto header = [&](const std::string& what) { msg << m.header(what); };
+  auto finish_fail = [&] {
+    msg << "  replay: " << out.replay;
+    out.status = Status::fail;
+    out.message = msg.str();
+    write_failure_file(m.failure_file, out.message);
+    return out;
+  };
+  auto run = [&](std::vector<unsigned char>* dx) {
+    try {
+      *dx = m.run_once();
+      return true;
+    } catch (const std::exception& ex) {
+      header(std::string("the run failed: ") + ex.what());
+      return false;
+    }
+  };
+
+  std::vector<unsigned char> first;
+  if (!run(&first)) return finish_fail();
+  for (auto [g, name] : {std::pair{&m.dy, "dy"}, {&m.w, "w"}}) {
+    const std::string bad = g->untouched(m.backend, name);
+    if (!bad.empty()) {
+      header(bad);
+      return finish_fail();
+    }
+  }
+  const std::string dx_bands = m.dx.band_damage(first, "dx");
+  if (!dx_bands.empty()) {
+    header(dx_bands);
+    return finish_fail();
+  }
+  const unsigned char* got = m.dx.payload_in(first);
+  m.output.assign(got, got + m.dx.payload);
+  const Mismatches bad = compare_with_oracle(p.dtype, got, OracleAnswer{&e.dx, &e.abs_sum, &e.terms}, opt.max_reported,
+                                            [&](int64_t i) { return conv_coord_text(p, i); });
+  if (bad.wrong) {
+    header(std::to_string(bad.wrong) + " of " + std::to_string(p.x_elems()) + " dx elements wrong");
+    msg << bad.detail;
+    return finish_fail();
+  }
+  if (m.variant.deterministic && opt.check_repeatable) {
+    std::vector<unsigned char> second;
+    if (!run(&second)) return finish_fail();
+    if (second != first) {
+      header("deterministic variant gave different bits on a second run");
+      return finish_fail();
+    }
+  }
+  return out;
+}
+
+Outcome conv_run_and_verify(Backend& b, const ConvVariant& v, const ConvProblem& p, const DataSpec& spec,
+                            std::shared_ptr<const ConvExpected> expected, const VerifyOptions& opt) {
+  Outcome out;
+  const std::string invalid = conv_validate(p);
+  if (!invalid.empty()) {
+    out.status = Status::fail;
+    out.message = "invalid problem: " + invalid + "\n  problem: " + conv_to_string(p);
+    return out;
+  }
+  const Support s = v.supports(p, b.kind());
+  if (!s.ok) {
+    out.status = Status::unsupported;
+    out.message = v.name + " on " + b.name() + ": " + s.why;
+    return out;
+  }
+  if (!expected) expected = std::make_shared<const ConvExpected>(compute_conv_expected(p, spec));
+  ConvPreparedRun run(b, v, p, spec, std::move(expected));
+  return run.verify(opt);
+}
+
+}  // namespace pg

@@ -1,0 +1,79 @@
+// conv.gemm is GPU-only, so its index arithmetic would first meet a check on a GPU. This runs
+// its per-thread steps (kernels/conv/conv_gemm.hpp) for all 256 threads of every block on the
+// host, in the order conv_gemm_kernel runs them between barriers, and compares dx with the
+// oracle on random problems inside the variant's domain. Within a stage, every thread's stage()
+// into the next buffer runs before any thread's multiply() of the current one: the most
+// adversarial order a GPU may choose, so a stage that overwrote the buffer being read would show.
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+
+#include <memory>
+#include <vector>
+
+#include "fuzz/conv_problem_gen.hpp"
+#include "kernels/conv/conv_gemm.hpp"
+#include "src/conv_verify.hpp"
+#include "src/verify_common.hpp"
+
+namespace pg {
+namespace {
+
+template <class T, int BM, int BN, bool CL>
+void run_blocks(const ConvProblem& p, const ConvGemmPlan& plan, const ConvBuffers& b) {
+  using Thread = ConvGemmThread<T, BM, BN, CL>;
+  const ConvGemmArgs<T> args = make_conv_gemm_args<T>(p, plan, b);
+  auto smem = std::make_unique<typename Thread::Smem>();
+  std::vector<Thread> threads(kGemmThreads);
+  auto every = [&](auto step) {
+    for (Thread& t : threads) step(t);
+  };
+  for (int64_t z = 0; z < plan.grid[2]; ++z)
+    for (int64_t y = 0; y < plan.grid[1]; ++y)
+      for (int64_t x = 0; x < plan.grid[0]; ++x) {
+        bool active = false;
+        for (int t = 0; t < kGemmThreads; ++t)
+          active = threads[t].begin(args, *smem, t, static_cast<int>(x), static_cast<int>(y), static_cast<int>(z));
+        if (!active) continue;
+        const int iterations = threads[0].iterations();
+        if (iterations > 0) {
+          every([](Thread& t) { t.fetch(); });
+          every([&](Thread& t) { t.stage(*smem, 0); });
+        }
+        for (int it = 0; it < iterations; ++it) {
+          const bool more = it + 1 < iterations;
+          if (more) every([&](Thread& t) { t.advance(*smem); t.fetch(); });
+          if (more) every([&](Thread& t) { t.stage(*smem, (it + 1) & 1); });
+          every([&](Thread& t) { t.multiply(*smem, it & 1); });
+        }
+        every([&](Thread& t) { t.finish(*smem); });
+      }
+}
+
+TEST(ConvGemmOnHost, MatchesOracle) {
+  const bool ok = rc::check("conv.gemm's block steps on the host match the oracle", [] {
+    const ConvProblem p = *fuzz::conv_problem(ConvGemm::domain());
+    const DataSpec spec = *fuzz::conv_data_spec();
+    RC_PRE(ConvGemm::supports(p).ok);
+    RC_TAG(std::to_string(p.dims) + "D", dtype_name(p.dtype), p.c_per_group() > 64 ? "128x128 tile" : "256x64 tile");
+    const ConvExpected e = compute_conv_expected(p, spec);
+    const ConvGemmPlan plan = plan_conv_gemm(p);
+    const std::vector<unsigned char> dy = encode_values(p.dtype, e.data.dy, "dy"), w = encode_values(p.dtype, e.data.w, "w");
+    std::vector<unsigned char> dx = poisoned(p.dtype, static_cast<size_t>(p.x_elems()) * dtype_size(p.dtype));
+    std::vector<unsigned char> workspace(ConvGemm::workspace_bytes(p));
+    const ConvBuffers b{dy.data(), w.data(), dx.data(), workspace.data()};
+    with_dtype(p.dtype, [&](auto tag) {
+      using T = decltype(tag);
+      prepare_conv_gemm_weights<T>(CpuExec{}, p, plan, b);
+      with_gemm_tile(p, [&]<int BM, int BN, bool CL>() { run_blocks<T, BM, BN, CL>(p, plan, b); });
+    });
+    const Mismatches bad = compare_with_oracle(p.dtype, dx.data(), OracleAnswer{&e.dx, &e.abs_sum, &e.terms}, 4,
+                                              [&](int64_t i) { return element_coord_text(p.layout, p.dims, p.c, p.in, i); });
+    if (bad.wrong > 0)
+      RC_FAIL(conv_to_string(p) + " data=" + data_kind_name(spec.kind) + " seed=" + std::to_string(spec.seed) + ": " +
+              std::to_string(bad.wrong) + " wrong\n" + bad.detail);
+  });
+  EXPECT_TRUE(ok);
+}
+
+}  // namespace
+}  // namespace pg
