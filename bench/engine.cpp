@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 
+#include "bench/timing.hpp"
 #include "src/copy.hpp"
 #include "src/registry.hpp"
 #include "src/verify.hpp"
@@ -46,33 +47,10 @@ double measure_memcpy_gbps(Backend& b, size_t bytes, int reps) {
   return 2.0 * static_cast<double>(bytes) / (best * 1e-3) / 1e9;
 }
 
-// Launches per timed batch, so that host-side launch overhead (between the start event and
-// the kernel) hides behind queued work: about 1 ms of GPU time per batch.
-template <class Launch>
-int launches_per_batch(Backend& b, const Launch& launch) {
-  b.timer_start();
-  launch();
-  const double once = b.timer_stop_ms();
-  return static_cast<int>(std::clamp(1.0 / std::max(once, 1e-3), 1.0, 100.0));
-}
-
-// The benchmark loop: GPU events around a batch of back-to-back launches, time per launch.
+// The benchmark loop (bench/timing.hpp) with the rate counters.
 template <class Launch>
 void timed_loop(benchmark::State& state, double bytes_per_launch, const Launch& launch) {
-  Backend& b = *g_backend;
-  launch();
-  b.synchronize();
-  const int reps = launches_per_batch(b, launch);
-  double total = 0;
-  for (auto _ : state) {
-    b.timer_start();
-    for (int r = 0; r < reps; ++r) launch();
-    const double ms = b.timer_stop_ms() / reps;
-    total += ms;
-    state.SetIterationTime(ms * 1e-3);
-  }
-  set_rate(state, bytes_per_launch, total);
-  state.counters["launches_per_batch"] = reps;
+  set_rate(state, bytes_per_launch, pg::bench::timed_loop(state, *g_backend, launch));
 }
 
 void bench_memcpy(benchmark::State& state, size_t bytes) {

@@ -3,46 +3,11 @@
 #include "kernels/common/numeric.hpp"
 #include "reference/conv_reference.hpp"
 #include "src/invalid_input.hpp"
+#include "src/axis_options.hpp"
+#include "src/npy_values.hpp"
 
 namespace pg {
 namespace {
-
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::string s = "(";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + ")";
-}
-
-std::string list_text(const std::vector<int64_t>& v) {
-  std::string s;
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
-  return s;
-}
-
-// One value per spatial axis from a PyTorch-style argument: one value applies to every axis.
-void per_axis(const std::string& option, const std::vector<int64_t>& given, int dims, int64_t* out) {
-  if (given.empty()) return;
-  if (given.size() != 1 && given.size() != static_cast<size_t>(dims))
-    throw InvalidInput(option + " = " + list_text(given) + " has " + std::to_string(given.size()) + " values; a " +
-                       std::to_string(dims) + "D op takes " + (dims == 1 ? "1" : "1 or " + std::to_string(dims)));
-  for (int i = 0; i < dims; ++i) out[kAxes - dims + i] = given[given.size() == 1 ? 0 : i];
-}
-
-std::vector<double> values_of(const NpyArray& a) {
-  const DType t = npy_float_dtype(a.header.type);
-  std::vector<double> v(static_cast<size_t>(a.header.elements()));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = load_as_double(t, a.data.data(), static_cast<int64_t>(i));
-  return v;
-}
-
-NpyArray array_of(DType t, const std::vector<int64_t>& shape, const std::vector<double>& v) {
-  NpyArray a;
-  a.header.type = npy_type_of(t);
-  a.header.shape = shape;
-  a.data.resize(v.size() * dtype_size(t));
-  for (size_t i = 0; i < v.size(); ++i) store_from_double(t, a.data.data(), static_cast<int64_t>(i), v[i]);
-  return a;
-}
 
 // (N, C, spatial...) or (N, spatial..., C) in the layout's order; n is left out when unbatched.
 std::vector<int64_t> layout_shape(const ConvPlan& plan, int64_t channels, const int64_t* spatial) {
@@ -151,14 +116,14 @@ void check_conv_grad_output(const ConvPlan& plan, const NpyHeader& dy) {
 
 NpyArray conv_forward_npy(const ConvPlan& plan, const NpyArray& input, const NpyArray& weight) {
   check_conv_input(plan, input.header);
-  return array_of(plan.problem.dtype, plan.output_shape,
-                  ref::conv_forward(plan.problem, values_of(input), values_of(weight)));
+  return npy_from_values(plan.problem.dtype, plan.output_shape,
+                  ref::conv_forward(plan.problem, npy_values(input), npy_values(weight)));
 }
 
 NpyArray conv_backward_npy(const ConvPlan& plan, const NpyArray& weight, const NpyArray& grad_output) {
   check_conv_grad_output(plan, grad_output.header);
-  return array_of(plan.problem.dtype, plan.input_shape,
-                  ref::conv_backward_data(plan.problem, values_of(grad_output), values_of(weight)).dx);
+  return npy_from_values(plan.problem.dtype, plan.input_shape,
+                  ref::conv_backward_data(plan.problem, npy_values(grad_output), npy_values(weight)).dx);
 }
 
 }  // namespace pg

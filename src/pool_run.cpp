@@ -9,6 +9,7 @@
 #include "src/auto_variant.hpp"
 #include "src/backend.hpp"
 #include "src/invalid_input.hpp"
+#include "src/npy_values.hpp"
 #include "src/registry.hpp"
 #include "src/run_errors.hpp"
 #include "src/verify.hpp"
@@ -16,22 +17,6 @@
 
 namespace pg {
 namespace {
-
-std::vector<double> values_of(const NpyArray& a) {
-  const DType t = npy_float_dtype(a.header.type);
-  std::vector<double> v(static_cast<size_t>(a.header.elements()));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = load_as_double(t, a.data.data(), static_cast<int64_t>(i));
-  return v;
-}
-
-NpyArray array_of(DType t, const std::vector<int64_t>& shape, const std::vector<double>& v) {
-  NpyArray a;
-  a.header.type = npy_type_of(t);
-  a.header.shape = shape;
-  a.data.resize(v.size() * dtype_size(t));
-  for (size_t i = 0; i < v.size(); ++i) store_from_double(t, a.data.data(), static_cast<int64_t>(i), v[i]);
-  return a;
-}
 
 // u8 indices mark a window with no tap by 255, the wider types by -1 (ref::kNoTap).
 NpyArray encode_indices(const Problem& p, const std::vector<int64_t>& shape, const std::vector<int64_t>& index) {
@@ -121,9 +106,9 @@ double pool_host_bytes(const PoolPlan& plan, bool through_variant) {
 
 ForwardResult pool_forward(const PoolPlan& plan, const NpyArray& input) {
   const Problem& p = plan.problem;
-  const ref::Forward f = ref::forward(p, values_of(input));
+  const ref::Forward f = ref::forward(p, npy_values(input));
   ForwardResult r;
-  r.output = array_of(p.dtype, plan.output_shape, f.y);
+  r.output = npy_from_values(p.dtype, plan.output_shape, f.y);
   if (p.op == Op::max) r.indices = encode_indices(p, plan.output_shape, f.index);
   return r;
 }
@@ -133,8 +118,8 @@ NpyArray pool_backward(const PoolPlan& plan, const std::string& variant, const N
   const Problem& p = plan.problem;
   check_grad_output(plan, grad_output.header);
   if (indices) check_indices(plan, indices->header);
-  std::vector<double> dy = values_of(grad_output);
-  std::vector<double> x = values_of(input);
+  std::vector<double> dy = npy_values(grad_output);
+  std::vector<double> x = npy_values(input);
   std::vector<int64_t> stored;
   ref::Gradient g;
   if (p.op == Op::avg) {
@@ -154,7 +139,7 @@ NpyArray pool_backward(const PoolPlan& plan, const std::string& variant, const N
     g = ref::backward_max_recompute(p, x, dy);
     stored = ref::forward(p, x).index;
   }
-  if (variant == "oracle") return array_of(p.dtype, plan.input_shape, g.dx);
+  if (variant == "oracle") return npy_from_values(p.dtype, plan.input_shape, g.dx);
 
   const Variant& v = choose_variant(variant, p, indices != nullptr);
   NpyArray dx;

@@ -13,7 +13,7 @@ flags=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recov
 declare -A sources=(
   [npy]="fuzz/parsers/npy_fuzz.cpp src/npy.cpp src/output_file.cpp"
   [problem]="fuzz/parsers/problem_fuzz.cpp src/problem.cpp src/parse_number.cpp reference/pool_reference.cpp"
-  [cli]="fuzz/parsers/cli_fuzz.cpp src/cli/pool_options.cpp src/cli/parse_options.cpp src/pool_plan.cpp src/profile.cpp src/npy.cpp src/output_file.cpp src/problem.cpp src/parse_number.cpp"
+  [cli]="fuzz/parsers/cli_fuzz.cpp src/cli/pool_options.cpp src/cli/parse_options.cpp src/pool_plan.cpp src/axis_options.cpp src/profile.cpp src/npy.cpp src/output_file.cpp src/problem.cpp src/parse_number.cpp"
 )
 case "${1:-}" in
   build)

@@ -1,0 +1,28 @@
+#include "src/axis_options.hpp"
+
+#include "src/invalid_input.hpp"
+#include "src/problem.hpp"
+
+namespace pg {
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string s = "(";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + ")";
+}
+
+std::string list_text(const std::vector<int64_t>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  return s;
+}
+
+void per_axis(const std::string& option, const std::vector<int64_t>& given, int dims, int64_t* out) {
+  if (given.empty()) return;
+  if (given.size() != 1 && given.size() != static_cast<size_t>(dims))
+    throw InvalidInput(option + " = " + list_text(given) + " has " + std::to_string(given.size()) + " values; a " +
+                       std::to_string(dims) + "D op takes " + (dims == 1 ? "1" : "1 or " + std::to_string(dims)));
+  for (int i = 0; i < dims; ++i) out[kAxes - dims + i] = given[given.size() == 1 ? 0 : i];
+}
+
+}  // namespace pg
