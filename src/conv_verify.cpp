@@ -110,61 +110,20 @@ const std::vector<unsigned char>& ConvPreparedRun::output() const { return impl_
 
 Outcome ConvPreparedRun::verify(const VerifyOptions& opt) {
   Impl& m = *impl_;
-  const ConvProblem& p = m.problem;
-  const ConvExpected& e = *m.expected;
-  Outcome out;
-  out.replay = m.replay;
-  std::ostringstream msg;
-  auto header = [&](const std::string& what) { msg << m.header(what); };
-  auto finish_fail = [&] {
-    msg << "  replay: " << out.replay;
-    out.status = Status::fail;
-    out.message = msg.str();
-    write_failure_file(m.failure_file, out.message);
-    return out;
-  };
-  auto run = [&](std::vector<unsigned char>* dx) {
-    try {
-      *dx = m.run_once();
-      return true;
-    } catch (const std::exception& ex) {
-      header(std::string("the run failed: ") + ex.what());
-      return false;
-    }
-  };
-
-  std::vector<unsigned char> first;
-  if (!run(&first)) return finish_fail();
-  for (auto [g, name] : {std::pair{&m.dy, "dy"}, {&m.w, "w"}}) {
-    const std::string bad = g->untouched(m.backend, name);
-    if (!bad.empty()) {
-      header(bad);
-      return finish_fail();
-    }
-  }
-  const std::string dx_bands = m.dx.band_damage(first, "dx");
-  if (!dx_bands.empty()) {
-    header(dx_bands);
-    return finish_fail();
-  }
-  const unsigned char* got = m.dx.payload_in(first);
-  m.output.assign(got, got + m.dx.payload);
-  const Mismatches bad = compare_with_oracle(p.dtype, got, OracleAnswer{&e.dx, &e.abs_sum, &e.terms}, opt.max_reported,
-                                            [&](int64_t i) { return conv_coord_text(p, i); });
-  if (bad.wrong) {
-    header(std::to_string(bad.wrong) + " of " + std::to_string(p.x_elems()) + " dx elements wrong");
-    msg << bad.detail;
-    return finish_fail();
-  }
-  if (m.variant.deterministic && opt.check_repeatable) {
-    std::vector<unsigned char> second;
-    if (!run(&second)) return finish_fail();
-    if (second != first) {
-      header("deterministic variant gave different bits on a second run");
-      return finish_fail();
-    }
-  }
-  return out;
+  const auto& e = *m.expected;
+  CaseUnderTest c;
+  c.backend = &m.backend;
+  c.run_once = [&] { return m.run_once(); };
+  c.inputs = {{&m.dy, "dy"}, {&m.w, "w"}};
+  c.dx = &m.dx;
+  c.dtype = m.problem.dtype;
+  c.want = OracleAnswer{&e.dx, &e.abs_sum, &e.terms};
+  c.coord = [&](int64_t i) { return conv_coord_text(m.problem, i); };
+  c.header = [&](const std::string& what) { return m.header(what); };
+  c.deterministic = m.variant.deterministic;
+  c.replay = m.replay;
+  c.failure_file = m.failure_file;
+  return verify_run(c, opt, &m.output);
 }
 
 Outcome conv_run_and_verify(Backend& b, const ConvVariant& v, const ConvProblem& p, const DataSpec& spec,

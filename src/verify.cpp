@@ -145,74 +145,20 @@ const std::vector<unsigned char>& PreparedRun::output() const { return impl_->ou
 
 Outcome PreparedRun::verify(const VerifyOptions& opt) {
   Impl& m = *impl_;
-  const Problem& p = m.problem;
-  const Expected& e = *m.expected;
-  Outcome out;
-  out.replay = m.replay;
-  std::ostringstream msg;
-  // `signature` names the kind of failure without its numbers: a campaign keeps one case per kind.
-  auto header = [&](const std::string& what, const std::string& signature) {
-    msg << m.header(what);
-    out.signature = signature;
-  };
-  // "write past the end of dx (sentinel band changed at byte 9 of ...)" -> "write past the end of dx"
-  auto without_detail = [](const std::string& what) { return what.substr(0, what.find(" (")); };
-  auto finish_fail = [&] {
-    msg << "  replay: " << out.replay;
-    out.status = Status::fail;
-    out.message = msg.str();
-    // Before the caller sees it, whoever the caller is (run_and_verify, the agreement property,
-    // the benchmark): a long fuzz run leaves every failing case behind to replay.
-    if (opt.write_failure_file) write_failure_file(m.failure_file, out.message);
-    return out;
-  };
-  // A run that throws (on a GPU: an illegal address reported by the runtime) is this case's
-  // failure. Nothing more is asked of the backend after it: its context may be gone.
-  auto run = [&](std::vector<unsigned char>* dx) {
-    try {
-      *dx = m.run_once();
-      return true;
-    } catch (const std::exception& ex) {
-      header(std::string("the run failed: ") + ex.what(), "the run failed");
-      return false;
-    }
-  };
-
-  std::vector<unsigned char> first;
-  if (!run(&first)) return finish_fail();
-  for (auto [g, name] : {std::pair{&m.dy, "dy"}, {&m.x, "x"}, {&m.indices, "indices"}}) {
-    const std::string bad = g->untouched(m.backend, name);
-    if (!bad.empty()) {
-      header(bad, without_detail(bad));
-      return finish_fail();
-    }
-  }
-  const std::string dx_bands = m.dx.band_damage(first, "dx");
-  if (!dx_bands.empty()) {
-    header(dx_bands, without_detail(dx_bands));
-    return finish_fail();
-  }
-
-  const unsigned char* got = m.dx.payload_in(first);
-  m.output.assign(got, got + m.dx.payload);
-  const Mismatches bad = compare_with_oracle(p.dtype, got, OracleAnswer{&e.dx, &e.abs_sum, &e.terms}, opt.max_reported,
-                                            [&](int64_t i) { return coord_text(p, i); });
-  if (bad.wrong) {
-    header(std::to_string(bad.wrong) + " of " + std::to_string(p.in_elems()) + " dx elements wrong",
-           "dx elements wrong: " + bad.first_kind);
-    msg << bad.detail;
-    return finish_fail();
-  }
-
-  if (m.variant.deterministic && opt.check_repeatable) {
-    std::vector<unsigned char> second;
-    if (!run(&second)) return finish_fail();
-    if (second != first) {
-      header("deterministic variant gave different bits on a second run", "not repeatable");
-      return finish_fail();
-    }
-  }
-  return out;
+  const auto& e = *m.expected;
+  CaseUnderTest c;
+  c.backend = &m.backend;
+  c.run_once = [&] { return m.run_once(); };
+  c.inputs = {{&m.dy, "dy"}, {&m.x, "x"}, {&m.indices, "indices"}};
+  c.dx = &m.dx;
+  c.dtype = m.problem.dtype;
+  c.want = OracleAnswer{&e.dx, &e.abs_sum, &e.terms};
+  c.coord = [&](int64_t i) { return coord_text(m.problem, i); };
+  c.header = [&](const std::string& what) { return m.header(what); };
+  c.deterministic = m.variant.deterministic;
+  c.replay = m.replay;
+  c.failure_file = m.failure_file;
+  return verify_run(c, opt, &m.output);
 }
 
 Outcome run_and_verify(Backend& b, const Variant& v, const Problem& p, const DataSpec& spec,

@@ -238,6 +238,74 @@ Mismatches compare_with_oracle(DType t, const unsigned char* got, const OracleAn
   return out;
 }
 
+Outcome verify_run(const CaseUnderTest& c, const VerifyOptions& opt, std::vector<unsigned char>* output) {
+  Outcome out;
+  out.replay = c.replay;
+  std::ostringstream msg;
+  // `signature` names the kind of failure without its numbers: a campaign keeps one case per kind.
+  auto header = [&](const std::string& what, const std::string& signature) {
+    msg << c.header(what);
+    out.signature = signature;
+  };
+  // "write past the end of dx (sentinel band changed at byte 9 of ...)" -> "write past the end of dx"
+  auto without_detail = [](const std::string& what) { return what.substr(0, what.find(" (")); };
+  auto finish_fail = [&] {
+    msg << "  replay: " << out.replay;
+    out.status = Status::fail;
+    out.message = msg.str();
+    // Before the caller sees it, whoever the caller is (run_and_verify, the agreement property,
+    // the benchmark): a long fuzz run leaves every failing case behind to replay.
+    if (opt.write_failure_file) write_failure_file(c.failure_file, out.message);
+    return out;
+  };
+  // A run that throws (on a GPU: an illegal address reported by the runtime) is this case's
+  // failure. Nothing more is asked of the backend after it: its context may be gone.
+  auto run = [&](std::vector<unsigned char>* dx) {
+    try {
+      *dx = c.run_once();
+      return true;
+    } catch (const std::exception& ex) {
+      header(std::string("the run failed: ") + ex.what(), "the run failed");
+      return false;
+    }
+  };
+
+  std::vector<unsigned char> first;
+  if (!run(&first)) return finish_fail();
+  for (const auto& [g, name] : c.inputs) {
+    const std::string bad = g->untouched(*c.backend, name);
+    if (!bad.empty()) {
+      header(bad, without_detail(bad));
+      return finish_fail();
+    }
+  }
+  const std::string dx_bands = c.dx->band_damage(first, "dx");
+  if (!dx_bands.empty()) {
+    header(dx_bands, without_detail(dx_bands));
+    return finish_fail();
+  }
+
+  const unsigned char* got = c.dx->payload_in(first);
+  output->assign(got, got + c.dx->payload);
+  const Mismatches bad = compare_with_oracle(c.dtype, got, c.want, opt.max_reported, c.coord);
+  if (bad.wrong) {
+    header(std::to_string(bad.wrong) + " of " + std::to_string(c.want.dx->size()) + " dx elements wrong",
+           "dx elements wrong: " + bad.first_kind);
+    msg << bad.detail;
+    return finish_fail();
+  }
+
+  if (c.deterministic && opt.check_repeatable) {
+    std::vector<unsigned char> second;
+    if (!run(&second)) return finish_fail();
+    if (second != first) {
+      header("deterministic variant gave different bits on a second run", "not repeatable");
+      return finish_fail();
+    }
+  }
+  return out;
+}
+
 // --- A crash during a launch --------------------------------------------------------------------
 // On the CPU backend an access beyond a buffer's bands faults in the guard pages. The handler
 // turns the fault into the report any failure gets, on stderr and in the failure file. A signal

@@ -15,6 +15,7 @@
 #include "src/datagen.hpp"
 #include "src/dtype.hpp"
 #include "src/problem.hpp"  // Layout, kAxes
+#include "src/verify.hpp"   // Outcome, VerifyOptions
 
 namespace pg {
 
@@ -70,6 +71,28 @@ struct Mismatches {
 };
 Mismatches compare_with_oracle(DType t, const unsigned char* got, const OracleAnswer& want, int max_reported,
                                const std::function<std::string(int64_t)>& coord);
+
+// One prepared case of any op, as verify_run() checks it.
+struct CaseUnderTest {
+  Backend* backend = nullptr;
+  // Uploads the poisoned dx (and junk workspace), launches once, downloads dx with its bands.
+  std::function<std::vector<unsigned char>()> run_once;
+  std::vector<std::pair<const Guarded*, const char*>> inputs;  // must stay as uploaded, bands included
+  const Guarded* dx = nullptr;
+  DType dtype = DType::f32;
+  OracleAnswer want{};
+  std::function<std::string(int64_t)> coord;       // a dx element's coordinates, for the report
+  std::function<std::string(const std::string&)> header;  // "FAIL variant on backend: what" + problem + data lines
+  bool deterministic = false;
+  std::string replay;
+  std::filesystem::path failure_file;
+};
+
+// The checks every verified run makes, in order: the run itself (a throw is a failure), inputs
+// untouched, dx's bands intact, every element within the oracle's bound, and for a
+// deterministic variant a second run with the same bits. `output` gets dx as first downloaded.
+// A failure is written to c.failure_file unless opt says not to.
+Outcome verify_run(const CaseUnderTest& c, const VerifyOptions& opt, std::vector<unsigned char>* output);
 
 // One file per failing case in the failure directory ($POOLGRAD_FAILURE_DIR, else
 // poolgrad-failures/). The name holds variant, backend, data kind, seed and a hash of the problem,
