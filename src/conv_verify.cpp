@@ -67,19 +67,8 @@ struct ConvPreparedRun::Impl {
     backend.synchronize();
   }
 
-  // dx as downloaded after one run, bands included; the workspace filled with junk first, so a
-  // variant that reads it before writing it shows.
-  std::vector<unsigned char> run_once() {
-    backend.upload(dx.buffer.get(), dx.host.data(), dx.host.size());
-    if (workspace.bytes()) {
-      const auto junk = poisoned(DType::f32, workspace.bytes());
-      backend.upload(workspace.get(), junk.data(), junk.size());
-    }
-    launch();
-    std::vector<unsigned char> out(dx.host.size());
-    backend.download(out.data(), dx.buffer.get(), out.size());
-    return out;
-  }
+  // dx as downloaded after one run, bands included.
+  std::vector<unsigned char> run_once() { return run_poisoned(backend, dx, workspace, [this] { launch(); }); }
 };
 
 ConvPreparedRun::ConvPreparedRun(Backend& b, const ConvVariant& v, const ConvProblem& p, const DataSpec& spec,

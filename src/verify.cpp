@@ -91,17 +91,7 @@ struct PreparedRun::Impl {
   }
 
   // dx as downloaded after one run, bands included.
-  std::vector<unsigned char> run_once() {
-    backend.upload(dx.buffer.get(), dx.host.data(), dx.host.size());
-    if (workspace.bytes()) {
-      const auto junk = poisoned(DType::f32, workspace.bytes());
-      backend.upload(workspace.get(), junk.data(), junk.size());
-    }
-    launch();
-    std::vector<unsigned char> out(dx.host.size());
-    backend.download(out.data(), dx.buffer.get(), out.size());
-    return out;
-  }
+  std::vector<unsigned char> run_once() { return run_poisoned(backend, dx, workspace, [this] { launch(); }); }
 };
 
 PreparedRun::PreparedRun(Backend& b, const Variant& v, const Problem& p, const DataSpec& spec,

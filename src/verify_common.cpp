@@ -238,6 +238,19 @@ Mismatches compare_with_oracle(DType t, const unsigned char* got, const OracleAn
   return out;
 }
 
+std::vector<unsigned char> run_poisoned(Backend& b, const Guarded& dx, const Buffer& workspace,
+                                        const std::function<void()>& launch) {
+  b.upload(dx.buffer.get(), dx.host.data(), dx.host.size());
+  if (workspace.bytes()) {
+    const auto junk = poisoned(DType::f32, workspace.bytes());
+    b.upload(workspace.get(), junk.data(), junk.size());
+  }
+  launch();
+  std::vector<unsigned char> out(dx.host.size());
+  b.download(out.data(), dx.buffer.get(), out.size());
+  return out;
+}
+
 Outcome verify_run(const CaseUnderTest& c, const VerifyOptions& opt, std::vector<unsigned char>* output) {
   Outcome out;
   out.replay = c.replay;

@@ -72,6 +72,11 @@ struct Mismatches {
 Mismatches compare_with_oracle(DType t, const unsigned char* got, const OracleAnswer& want, int max_reported,
                                const std::function<std::string(int64_t)>& coord);
 
+// One run of a prepared case: dx re-uploaded poisoned and the workspace filled with junk (so a
+// variant that reads it before writing shows), `launch`, then dx downloaded with its bands.
+std::vector<unsigned char> run_poisoned(Backend& b, const Guarded& dx, const Buffer& workspace,
+                                        const std::function<void()>& launch);
+
 // One prepared case of any op, as verify_run() checks it.
 struct CaseUnderTest {
   Backend* backend = nullptr;
