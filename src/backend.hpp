@@ -82,4 +82,8 @@ const char* gpu_runtime_name();  // "CUDA", "HIP" or "none"
 // The CPU backend followed by every GPU found.
 std::vector<std::unique_ptr<Backend>> all_backends();
 
+// The backend named `name` ("cpu", "gpu0", ...). InvalidInput (src/invalid_input.hpp) for a name
+// of another form, CannotRun (src/run_errors.hpp) when this machine has no such backend.
+std::unique_ptr<Backend> backend_by_name(const std::string& name);
+
 }  // namespace pg

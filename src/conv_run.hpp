@@ -47,7 +47,12 @@ void check_conv_input(const ConvPlan& plan, const NpyHeader& input);
 void check_conv_grad_output(const ConvPlan& plan, const NpyHeader& grad_output);
 
 // y = conv(x, w) and dx = conv_bwd_data(dy, w) by the oracle, rounded to the problem's dtype.
+// Backward with `variant` "auto" (the first registered conv variant that supports the problem on
+// the backend) or a conv variant's name runs it on `backend` ("cpu", "gpu0", ...) through
+// ConvPreparedRun, verified against the oracle before its dx is returned (a disagreement throws
+// Mismatch).
 NpyArray conv_forward_npy(const ConvPlan& plan, const NpyArray& input, const NpyArray& weight);
-NpyArray conv_backward_npy(const ConvPlan& plan, const NpyArray& weight, const NpyArray& grad_output);
+NpyArray conv_backward_npy(const ConvPlan& plan, const NpyArray& weight, const NpyArray& grad_output,
+                           const std::string& variant = "oracle", const std::string& backend = "cpu");
 
 }  // namespace pg

@@ -9,6 +9,8 @@
 #include <thread>
 #include <unordered_map>
 
+#include "src/invalid_input.hpp"
+#include "src/run_errors.hpp"
 #include "src/backend.hpp"
 
 namespace pg {
@@ -120,6 +122,17 @@ class CpuBackend final : public Backend {
 }  // namespace
 
 std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
+
+std::unique_ptr<Backend> backend_by_name(const std::string& name) {
+  if (name != "cpu" && (name.rfind("gpu", 0) != 0 || name.size() == 3 ||
+                        name.find_first_not_of("0123456789", 3) != std::string::npos))
+    throw InvalidInput("--backend '" + name + "' must be cpu or gpuN");
+  for (auto& b : all_backends())
+    if (b->name() == name) return std::move(b);
+  std::string why;
+  gpu_count(&why);
+  throw CannotRun("--backend '" + name + "' is not available (" + why + ")");
+}
 
 std::vector<std::unique_ptr<Backend>> all_backends() {
   std::vector<std::unique_ptr<Backend>> out;

@@ -54,13 +54,13 @@ std::vector<int64_t> decode_indices(const NpyArray& a) {
   return index;
 }
 
-const Variant& choose_variant(const std::string& name, const Problem& p, bool have_indices) {
+const Variant& choose_variant(const std::string& name, const Problem& p, bool have_indices, const Backend& b) {
   if (name == "auto") {
-    const AutoChoice c = choose_auto_variant(p, BackendKind::cpu, [&](const Variant& v) {
+    const AutoChoice c = choose_auto_variant(p, b.kind(), [&](const Variant& v) {
       return v.inputs != Inputs::dy_and_indices || have_indices;
     });
     if (c.variant) return *c.variant;
-    throw CannotRun("--variant auto: no registered variant supports this problem on the CPU backend (" +
+    throw CannotRun("--variant auto: no registered variant supports this problem on " + b.name() + " (" +
                     to_string(p) + ")");
   }
   const Variant* v = find_variant(name);
@@ -68,18 +68,17 @@ const Variant& choose_variant(const std::string& name, const Problem& p, bool ha
   if (v->op != p.op)
     throw InvalidInput("--variant = " + name + " is a " + op_name(v->op) + " pooling variant, the op is " +
                        op_name(p.op) + " pooling");
-  const Support s = v->supports(p, BackendKind::cpu);
-  if (!s.ok) throw CannotRun("--variant = " + name + " does not support this problem on the CPU backend: " + s.why);
+  const Support s = v->supports(p, b.kind());
+  if (!s.ok) throw CannotRun("--variant = " + name + " does not support this problem on " + b.name() + ": " + s.why);
   return *v;
 }
 
-// Runs a registered variant on the CPU backend through PreparedRun, the path check, the fuzz and
+// Runs a registered variant on backend `b` through PreparedRun, the path check, the fuzz and
 // the benchmark take: the tensors' own values as the data, the oracle's gradient as the answer,
 // so the variant's dx is verified (sentinels, poison, the per-element bound) before it is
 // returned. A variant that disagrees with the oracle is an error, not an output.
-std::vector<unsigned char> run_variant(const Variant& v, const Problem& p, std::vector<double> x, std::vector<double> dy,
-                                       std::vector<int64_t> indices, ref::Gradient g) {
-  auto backend = make_cpu_backend();
+std::vector<unsigned char> run_variant(Backend& backend, const Variant& v, const Problem& p, std::vector<double> x,
+                                       std::vector<double> dy, std::vector<int64_t> indices, ref::Gradient g) {
   auto expected = std::make_shared<Expected>();
   expected->data.x = std::move(x);
   expected->data.dy = std::move(dy);
@@ -87,7 +86,7 @@ std::vector<unsigned char> run_variant(const Variant& v, const Problem& p, std::
   expected->dx = std::move(g.dx);
   expected->abs_sum = std::move(g.abs_sum);
   expected->terms = std::move(g.terms);
-  PreparedRun run(*backend, v, p, DataSpec{}, std::move(expected));
+  PreparedRun run(backend, v, p, DataSpec{}, std::move(expected));
   const Outcome o = run.verify();
   if (o.status != Status::pass)
     throw Mismatch("--variant " + v.name + " disagrees with the oracle on these tensors (a kernel bug):\n" + o.message);
@@ -114,7 +113,11 @@ ForwardResult pool_forward(const PoolPlan& plan, const NpyArray& input) {
 }
 
 NpyArray pool_backward(const PoolPlan& plan, const std::string& variant, const NpyArray& input,
-                       const NpyArray& grad_output, const NpyArray* indices) {
+                       const NpyArray& grad_output, const NpyArray* indices, const std::string& backend_name) {
+  // The backend first: a missing GPU is refused before the oracle's work.
+  const std::unique_ptr<Backend> backend = variant == "oracle" ? nullptr : backend_by_name(backend_name);
+  if (variant == "oracle" && backend_name != "cpu")
+    throw InvalidInput("--backend " + backend_name + " runs a --variant; the oracle runs on the host");
   const Problem& p = plan.problem;
   check_grad_output(plan, grad_output.header);
   if (indices) check_indices(plan, indices->header);
@@ -141,11 +144,11 @@ NpyArray pool_backward(const PoolPlan& plan, const std::string& variant, const N
   }
   if (variant == "oracle") return npy_from_values(p.dtype, plan.input_shape, g.dx);
 
-  const Variant& v = choose_variant(variant, p, indices != nullptr);
+  const Variant& v = choose_variant(variant, p, indices != nullptr, *backend);
   NpyArray dx;
   dx.header.type = input.header.type;
   dx.header.shape = plan.input_shape;
-  dx.data = run_variant(v, p, std::move(x), std::move(dy), std::move(stored), std::move(g));
+  dx.data = run_variant(*backend, v, p, std::move(x), std::move(dy), std::move(stored), std::move(g));
   return dx;
 }
 

@@ -2,7 +2,7 @@
 // as a library so tests run the same path without a subprocess.
 //
 // The plan (src/pool_plan.hpp) is validated before any payload is read; pool_forward and
-// pool_backward run the oracle (or a registered variant on the CPU backend). Every refusal is an
+// pool_backward run the oracle (or a registered variant on the CPU backend or a GPU). Every refusal is an
 // InvalidInput with one line naming the parameter.
 #pragma once
 
@@ -29,9 +29,10 @@ struct ForwardResult {
 ForwardResult pool_forward(const PoolPlan& plan, const NpyArray& input);
 
 // Routes dy through `indices` when given, else recomputes the argmax from `input`. `variant`
-// is "oracle", "auto" or a registered variant's name. The stored indices are checked against
+// is "oracle", "auto" or a registered variant's name, run on `backend` ("cpu", "gpu0", ...: a
+// variant only) and verified against the oracle before its dx is returned. The stored indices are checked against
 // their windows by the oracle before any variant reads them.
 NpyArray pool_backward(const PoolPlan& plan, const std::string& variant, const NpyArray& input,
-                       const NpyArray& grad_output, const NpyArray* indices);
+                       const NpyArray& grad_output, const NpyArray* indices, const std::string& backend = "cpu");
 
 }  // namespace pg

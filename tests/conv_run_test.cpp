@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "kernels/common/numeric.hpp"
+#include "src/conv_registry.hpp"
 #include "src/conv_run.hpp"
 #include "src/invalid_input.hpp"
 
@@ -168,6 +169,39 @@ TEST(ConvRun, HalfPrecisionDtypes) {
     const NpyArray dx = conv_backward_npy(plan, array(t, {1, 1, 2}, {0.5, -2}), array(t, {1, 1, 3}, {1, 1, 1}));
     EXPECT_EQ(values(dx), (std::vector<double>{0.5, -1.5, -1.5, -2}));
   }
+}
+
+// backward --variant runs a registered conv kernel on the named backend through ConvPreparedRun,
+// verified against the oracle: the same dx as the oracle's on exact data; an unknown or
+// unsupported variant and an absent backend are refused by name.
+TEST(ConvRun, VariantsOnABackend) {
+  auto message = [](auto f) {
+    try {
+      f();
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  ConvArgs a = args("conv2d");
+  a.stride = {2};
+  a.padding = {1};
+  const ConvPlan plan = plan_conv(a, {2, 2, 5, 6}, "--input-size", header(NpyType::f32, {3, 2, 3, 3}));
+  std::vector<double> w(54), dy(static_cast<size_t>(plan.problem.y_elems()));
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<double>(static_cast<int>(i % 5) - 2);
+  for (size_t i = 0; i < dy.size(); ++i) dy[i] = static_cast<double>(static_cast<int>(i % 7) - 3);
+  const NpyArray wa = array(NpyType::f32, {3, 2, 3, 3}, w), dya = array(NpyType::f32, {2, 3, 3, 3}, dy);
+  const std::vector<double> oracle = values(conv_backward_npy(plan, wa, dya));
+  for (const ConvVariant& v : conv_variants()) {
+    if (v.gpu_only) continue;
+    EXPECT_EQ(values(conv_backward_npy(plan, wa, dya, v.name, "cpu")), oracle) << v.name;
+  }
+  EXPECT_EQ(values(conv_backward_npy(plan, wa, dya, "auto", "cpu")), oracle);
+  EXPECT_EQ(message([&] { conv_backward_npy(plan, wa, dya, "no.such", "cpu"); }),
+            "--variant = no.such is not a registered conv variant (see poolgrad variants)");
+  EXPECT_EQ(message([&] { conv_backward_npy(plan, wa, dya, "oracle", "gpu0"); }),
+            "--backend gpu0 runs a --variant; the oracle runs on the host");
+  EXPECT_EQ(message([&] { conv_backward_npy(plan, wa, dya, "conv.gather", "tpu"); }), "--backend 'tpu' must be cpu or gpuN");
 }
 
 }  // namespace

@@ -31,6 +31,7 @@ struct PoolCommandOptions {
   std::string input, grad_output, indices, output, indices_output;
   ConvCommandOptions conv;
   std::string selection;  // --selection: asked first by --variant auto
+  std::string backend = "cpu";  // backward --backend: where a --variant runs
 };
 
 // The problem options forward and backward share (--op required, --kernel-size, ... --layout);

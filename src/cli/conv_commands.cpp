@@ -65,7 +65,8 @@ int backward(const CLI::App& cmd, const PoolCommandOptions& o) {
   const ConvPlan plan = plan_conv(conv_args(cmd, o), input_size, "--input-size", read_npy_header(o.conv.weight));
   check_conv_grad_output(plan, read_npy_header(o.grad_output));
   write_file_atomically({"--output", o.output},
-                        format_npy(conv_backward_npy(plan, read_npy(o.conv.weight), read_npy(o.grad_output))));
+                        format_npy(conv_backward_npy(plan, read_npy(o.conv.weight), read_npy(o.grad_output),
+                                                   o.args.variant, o.backend)));
   return kExitOk;
 }
 
@@ -79,9 +80,8 @@ void refuse_conv_options(const CLI::App& cmd, const std::string& op) {
 int run_conv_command(const CLI::App& cmd, PoolCommandOptions& o) {
   for (const char* name : kPoolingOnly)
     if (given(cmd, name)) throw InvalidInput(std::string(name) + " applies to pooling only, not " + o.args.op);
-  if (o.args.variant != "oracle")
-    throw InvalidInput("--variant = " + o.args.variant + ": " + o.args.op +
-                       " runs the oracle only (no convolution variant is registered)");
+  if (&cmd == o.forward && o.args.variant != "oracle")
+    throw InvalidInput("--variant = " + o.args.variant + ": forward runs the oracle only (variants are backward kernels)");
   return &cmd == o.forward ? forward(cmd, o) : backward(cmd, o);
 }
 

@@ -148,18 +148,6 @@ int cmd_check(const std::string& only_variant, bool verbose) {
   return failures ? 1 : 0;
 }
 
-// The backend named `backend_name`; CannotRun when this machine has none of that name.
-std::unique_ptr<Backend> replay_backend(const std::string& backend_name) {
-  if (backend_name != "cpu" && (backend_name.rfind("gpu", 0) != 0 || backend_name.size() == 3 ||
-                                backend_name.find_first_not_of("0123456789", 3) != std::string::npos))
-    throw InvalidInput("--backend '" + backend_name + "' must be cpu or gpuN");
-  for (auto& b : all_backends())
-    if (b->name() == backend_name) return std::move(b);
-  std::string why;
-  gpu_count(&why);
-  throw CannotRun("--backend '" + backend_name + "' is not available (" + why + ")");
-}
-
 int report_replay(const Outcome& o, const std::string& variant, const Backend& b, const std::string& problem) {
   if (o.status == Status::pass) {
     std::printf("PASS %s on %s\n  problem: %s\n", variant.c_str(), b.name().c_str(), problem.c_str());
@@ -181,7 +169,7 @@ int replay_conv(const std::string& problem_text, const DataSpec& spec, const std
     throw InvalidInput(std::string("--data must be ints or real for a conv problem, got '") + data_kind_name(spec.kind) + "'");
   const ConvVariant* v = find_conv_variant(variant);
   if (!v) throw InvalidInput("--variant '" + variant + "' is not a registered conv variant (see poolgrad variants)");
-  const auto b = replay_backend(backend_name);
+  const auto b = backend_by_name(backend_name);
   const Support s = v->supports(p, b->kind());
   if (!s.ok) throw CannotRun(v->name + " does not support this problem on " + b->name() + ": " + s.why);
   return report_replay(conv_run_and_verify(*b, *v, p, spec), v->name, *b, conv_to_string(p));
@@ -203,7 +191,7 @@ int cmd_replay(const std::string& problem_text, const std::string& kind, const s
   if (v->op != p.op)
     throw InvalidInput("--variant " + variant + " is a " + op_name(v->op) + " pooling variant and the problem is " +
                        op_name(p.op) + " pooling");
-  const auto b = replay_backend(backend_name);
+  const auto b = backend_by_name(backend_name);
   const Support s = v->supports(p, b->kind());
   if (!s.ok) throw CannotRun(v->name + " does not support this problem on " + b->name() + ": " + s.why);
   return report_replay(run_and_verify(*b, *v, p, spec), v->name, *b, to_string(p));

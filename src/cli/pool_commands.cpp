@@ -44,7 +44,7 @@ int backward(PoolCommandOptions& o) {
   const NpyArray x = read_npy(o.input), dy = read_npy(o.grad_output);
   NpyArray indices;
   if (!o.indices.empty()) indices = read_npy(o.indices);
-  const NpyArray dx = pool_backward(plan, o.args.variant, x, dy, o.indices.empty() ? nullptr : &indices);
+  const NpyArray dx = pool_backward(plan, o.args.variant, x, dy, o.indices.empty() ? nullptr : &indices, o.backend);
   write_file_atomically({"--output", o.output}, format_npy(dx));
   return kExitOk;
 }
