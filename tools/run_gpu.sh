@@ -17,6 +17,7 @@
 #   all    tests, then bench
 #   scale  tensors past 2^31 elements (tests/scale_test.cpp): max and avg, every variant that
 #          reads dy or stored indices, f16, 130 planes and one 1D plane past 2^31; ~95 GB host
+#          (FILTER=Scale.MaxOnePlane* runs one of the four problems, to stay within a call's limit)
 #   sanitize  compute-sanitizer memcheck, racecheck, initcheck and synccheck over every gpu test
 #          binary (TOOLS picks some, e.g. TOOLS=racecheck; the fuzz properties run CASES=10 cases
 #          each; each binary is stopped after LIMIT=150 s and reported as exit 124)
@@ -95,7 +96,8 @@ run_networks() {
 }
 
 run_scale() {
-  POOLGRAD_SCALE=1 "$here/bin/scale_tests" --backend=gpu > "$out/scale.log" 2>&1 || { status=1; echo "FAILED: scale"; }
+  POOLGRAD_SCALE=1 "$here/bin/scale_tests" --backend=gpu ${FILTER:+--gtest_filter=$FILTER} > "$out/scale.log" 2>&1 ||
+    { status=1; echo "FAILED: scale"; }
   grep -E "^scale:|OK \]|FAILED|SKIPPED|Failure" "$out/scale.log"
   free -g | head -2
 }
