@@ -326,6 +326,22 @@ def self_check(checks):
     return bad
 
 
+def fit(records, max_bytes):
+    """Drops the accepted cases with the largest tensors, refusals never, until the file fits
+    max_bytes (the repository keeps data files under 1 MiB); returns (records, dropped)."""
+    def size(r):
+        return len(json.dumps(r, separators=(",", ":")))
+    total = len(json.dumps({"cases": records}, separators=(",", ":"))) + 200
+    by_size = sorted((i for i, r in enumerate(records) if "error" not in r), key=lambda i: -size(records[i]))
+    drop = set()
+    for i in by_size:
+        if total <= max_bytes:
+            break
+        drop.add(i)
+        total -= size(records[i]) + 1
+    return [r for i, r in enumerate(records) if i not in drop], len(drop)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
@@ -333,6 +349,8 @@ def main():
     ap.add_argument("--rejected", type=int, default=40, help="cases PyTorch refuses")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--checks", type=int, default=40, help="cases recomputed by the naive loop")
+    ap.add_argument("--max-bytes", type=int, default=1000000,
+                    help="drop the largest accepted cases until the file is at most this long")
     args = ap.parse_args()
     torch.set_num_threads(1)
     rng = random.Random(args.seed)
@@ -370,11 +388,13 @@ def main():
         print("self-check FAILED (%d of %d cases); nothing written:" % (len(bad), len(checks)))
         print("\n".join(bad))
         sys.exit(1)
+    records, dropped = fit(records, args.max_bytes)
     with open(args.out, "w") as f:
-        json.dump({"torch": torch.__version__, "seed": args.seed, "cases": records}, f, separators=(",", ":"))
-    print("wrote %d cases (%d accepted, %d refused by PyTorch, %d raised elsewhere; %d recomputed by the naive "
-          "loop) with torch %s to %s" % (len(records), accepted, refused, crashed, len(checks), torch.__version__,
-                                        args.out))
+        json.dump({"torch": torch.__version__, "seed": args.seed, "dropped_for_size": dropped, "cases": records}, f,
+                  separators=(",", ":"))
+    print("wrote %d cases (%d accepted, %d dropped for size, %d refused by PyTorch, %d raised elsewhere; %d "
+          "recomputed by the naive loop) with torch %s to %s" % (len(records), accepted - dropped, dropped, refused,
+                                                                 crashed, len(checks), torch.__version__, args.out))
 
 
 if __name__ == "__main__":
