@@ -131,7 +131,10 @@ struct ConvGemmThread {
     const ConvShape<int32_t>& g = args.g;
     group = bz % g.groups;
     int32_t phase = bz / g.groups;
-    if (args.ordered) phase = args.phase_order[phase];
+    // From the kernel parameter, not the member copy: a run-time index into the copy would put
+    // all of it in local memory (784 bytes of stack and 260 bytes of spills in f32 with nvcc 13;
+    // 26.8 instead of 40.5 TFLOP/s on the H100's fp32 2D row, .exp driver 2026-11-24).
+    if (a.ordered) phase = a.phase_order[phase];
     ConvGemmPhase ph;
     ph.j_plane = 1;
     int32_t taps = 1;
