@@ -26,6 +26,8 @@ expect_exit() {  # CODE COMMAND...: runs it, fails unless it exits CODE
 }
 
 step "meson install -C $build --destdir $stage"
+# A build directory configured before pkgconfig.relocatable became a default keeps the old value.
+meson configure "$build" -Dpkgconfig.relocatable=true
 meson install -C "$build" --destdir "$stage" --quiet
 prefix=$(meson introspect "$build" --buildoptions | python3 -c 'import json,sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "prefix"))')
 root=$stage$prefix
@@ -34,12 +36,18 @@ pcdir=$(dirname "$(find "$root" -name poolgrad.pc | head -1)")
 "$poolgrad" --version
 
 step "example plugin against pkg-config's poolgrad ($pcdir)"
-PKG_CONFIG_PATH=$pcdir meson setup "$work/plugin" examples/plugin >/dev/null
+PKG_CONFIG_PATH=$pcdir meson setup "$work/plugin" examples/plugin >"$work/plugin-setup.log" || {
+  cat "$work/plugin-setup.log"
+  exit 1
+}
 ninja -C "$work/plugin" >/dev/null
 plugin=$work/plugin/libexample_plugin.so
 
 step "C++ API program against find_package(poolgrad)"
-cmake -S examples/api -B "$work/api" -DCMAKE_PREFIX_PATH="$root" >/dev/null
+cmake -S examples/api -B "$work/api" -DCMAKE_PREFIX_PATH="$root" >"$work/api-setup.log" || {
+  cat "$work/api-setup.log"
+  exit 1
+}
 cmake --build "$work/api" >/dev/null
 (cd "$work" && POOLGRAD_FAILURE_DIR=failures "$work/api/verify_plugin" "$plugin" example.max.scatter)
 
