@@ -18,25 +18,35 @@ static_assert(POOLGRAD_INDEX_PLANE == int(IndexFormat::plane) && POOLGRAD_INDEX_
 static_assert(POOLGRAD_INDEX_I64 == int(IndexType::i64) && POOLGRAD_INDEX_I32 == int(IndexType::i32) &&
               POOLGRAD_INDEX_U8 == int(IndexType::u8));
 
+namespace {
+
+// The fields both structs spell alike: sizes and window geometry.
+template <class To, class From>
+void copy_numbers(To& to, const From& from) {
+  to.dims = from.dims;
+  to.n = from.n;
+  to.c = from.c;
+  for (int a = 0; a < kAxes; ++a) {
+    to.in[a] = from.in[a];
+    to.out[a] = from.out[a];
+    to.kernel[a] = from.kernel[a];
+    to.stride[a] = from.stride[a];
+    to.dilation[a] = from.dilation[a];
+    to.pad_begin[a] = from.pad_begin[a];
+    to.pad_end[a] = from.pad_end[a];
+  }
+  to.divisor_override = from.divisor_override;
+}
+
+}  // namespace
+
 poolgrad_problem to_c(const Problem& p) {
   poolgrad_problem c{};
+  copy_numbers(c, p);
   c.op = int32_t(p.op);
-  c.dims = p.dims;
-  c.n = p.n;
-  c.c = p.c;
-  for (int a = 0; a < kAxes; ++a) {
-    c.in[a] = p.in[a];
-    c.out[a] = p.out[a];
-    c.kernel[a] = p.kernel[a];
-    c.stride[a] = p.stride[a];
-    c.dilation[a] = p.dilation[a];
-    c.pad_begin[a] = p.pad_begin[a];
-    c.pad_end[a] = p.pad_end[a];
-  }
   c.ceil_mode = p.ceil_mode;
   c.divisor = int32_t(p.divisor);
   c.has_divisor_override = p.has_divisor_override;
-  c.divisor_override = p.divisor_override;
   c.tie = int32_t(p.tie);
   c.nan = int32_t(p.nan);
   c.index_format = int32_t(p.index_format);
@@ -50,23 +60,11 @@ poolgrad_problem to_c(const Problem& p) {
 
 Problem from_c(const poolgrad_problem& c) {
   Problem p;
+  copy_numbers(p, c);
   p.op = Op(c.op);
-  p.dims = c.dims;
-  p.n = c.n;
-  p.c = c.c;
-  for (int a = 0; a < kAxes; ++a) {
-    p.in[a] = c.in[a];
-    p.out[a] = c.out[a];
-    p.kernel[a] = c.kernel[a];
-    p.stride[a] = c.stride[a];
-    p.dilation[a] = c.dilation[a];
-    p.pad_begin[a] = c.pad_begin[a];
-    p.pad_end[a] = c.pad_end[a];
-  }
   p.ceil_mode = c.ceil_mode != 0;
   p.divisor = Divisor(c.divisor);
   p.has_divisor_override = c.has_divisor_override != 0;
-  p.divisor_override = c.divisor_override;
   p.tie = TieRule(c.tie);
   p.nan = NanRule(c.nan);
   p.index_format = IndexFormat(c.index_format);
