@@ -5,7 +5,7 @@ namespace pg {
 Support Variant::supports(const Problem& p, BackendKind backend) const {
   if (p.op != op) return Support::no(std::string("is a ") + op_name(op) + "-pool variant");
   if (backend == BackendKind::cpu && gpu_only)
-    return Support::no("GPU only: needs block cooperation the CPU backend does not model");
+    return Support::no("GPU only: no CPU launch (it needs block cooperation, or it calls a GPU library)");
   if (backend == BackendKind::gpu && !launch_gpu) return Support::no("not built for the GPU");
   const Domain::Verdict in = domain.admits(p);
   if (!in.ok) return Support::no(in.why);

@@ -245,7 +245,7 @@ int main(int argc, char** argv) {
 
   // Plugins load before any variant is looked up; on every command that takes variants by name.
   std::vector<std::string> plugins;
-  for (const char* name : {"variants", "check", "replay", "fuzz", "bench"})
+  for (const char* name : {"variants", "check", "replay", "fuzz", "bench", "select", "backward"})
     app.get_subcommand(name)
         ->add_option("--plugin", plugins, "PATH.so: its variants join poolgrad's (include/poolgrad/plugin.h); repeatable")
         ->expected(1)
