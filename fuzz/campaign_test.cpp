@@ -198,7 +198,8 @@ TEST(PoolgradCommand, FuzzMergeAndReplayFile) {
   std::ofstream(passing) << pool_case_json({"avg.gather", "cpu",
                                             "op=avg1d n=1 c=1 in=5 k=1 s=1 d=1 pb=0 pe=0 ceil=0 div=include_pad "
                                             "layout=ncdhw dtype=f32 padlimit=none avg3dcheck=0",
-                                            {1, DataKind::special}},
+                                            {1, DataKind::special},
+                                            ""},
                                            "", "", "")
                                 .dump();
   EXPECT_EQ(poolgrad("replay " + passing), 0);

@@ -20,7 +20,7 @@ std::vector<std::string> lines_of(const std::string& text) {
 
 nlohmann::json pool_case_json(const PoolCaseFile& c, const std::string& signature, const std::string& report,
                               const std::string& replay) {
-  return {{"format", kFormat},
+  nlohmann::json j = {{"format", kFormat},
           {"target", "pool"},
           {"variant", c.variant},
           {"backend", c.backend},
@@ -29,6 +29,8 @@ nlohmann::json pool_case_json(const PoolCaseFile& c, const std::string& signatur
           {"signature", signature},
           {"report", lines_of(report)},
           {"replay", replay}};
+  if (!c.plugin.empty()) j["plugin"] = c.plugin;
+  return j;
 }
 
 bool read_pool_case_file(const std::string& path, PoolCaseFile* out, std::string* error) {
@@ -67,6 +69,11 @@ bool read_pool_case_file(const std::string& path, PoolCaseFile* out, std::string
   out->backend = j["backend"];
   out->problem = j["problem"];
   out->data.seed = data["seed"];
+  if (j.contains("plugin") && !j["plugin"].is_string()) {
+    *error = path + ": \"plugin\" must be a string (the plugin's path)";
+    return false;
+  }
+  out->plugin = j.value("plugin", "");
   if (!parse_data_kind(data["kind"], &out->data.kind)) {
     *error = path + ": data kind '" + data["kind"].get<std::string>() + "' is not ints, special, real or foreign";
     return false;

@@ -3,8 +3,9 @@
 //   {"format": "poolgrad-case/1", "target": "pool", "variant": ..., "backend": "cpu"|"gpuN",
 //    "problem": the problem line, "data": {"kind": ..., "seed": ...},
 //    "signature": the kind of failure, "report": [the failure report, line by line],
-//    "replay": the same case as a command line}
-// Replay needs only variant, backend, problem and data; the rest is for the reader.
+//    "replay": the same case as a command line, "plugin": the variant's shared library, when
+//    it came from one (src/plugin.hpp)}
+// Replay needs only variant, backend, problem, data and plugin; the rest is for the reader.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +22,7 @@ struct PoolCaseFile {
   std::string variant, backend;
   std::string problem;  // the problem line (to_string(Problem))
   DataSpec data;
+  std::string plugin;  // absolute path; empty for poolgrad's own variants
 };
 
 nlohmann::json pool_case_json(const PoolCaseFile& c, const std::string& signature, const std::string& report,

@@ -125,11 +125,16 @@ std::vector<std::string> admitted_tags(const Variant& v) {
   for (int dims = lo_dims; dims <= d.max_dims; ++dims) t.push_back(std::to_string(dims) + "D");
   for (Layout l : d.layouts) t.push_back(layout_tag(l));
   for (DType x : d.dtypes) t.push_back(dtype_name(x));
-  if (!listed || listed_overhang_possible(d)) t.push_back("ceil overhang");
+  if (d.ceil_mode && (!listed || listed_overhang_possible(d))) t.push_back("ceil overhang");
   if (!listed) {
-    for (const char* s : {"padding with dilation", "kernel-1 axis with padding", "asymmetric padding",
-                          "window with no tap inside the input"})
-      t.push_back(s);
+    if (d.dilation) t.push_back("padding with dilation");
+    if (!d.pads_symmetric) {
+      t.push_back("kernel-1 axis with padding");
+      t.push_back("asymmetric padding");
+    }
+    // Without dilation or a padded kernel-1 axis, only symmetric pads of at most half the kernel
+    // are drawn: every window then holds a tap.
+    if (d.dilation || !d.pads_symmetric) t.push_back("window with no tap inside the input");
   }
   const bool listed_overlap =
       std::any_of(d.shapes.begin(), d.shapes.end(), [](const WindowShape& s) { return s.stride < s.kernel; });
@@ -139,12 +144,13 @@ std::vector<std::string> admitted_tags(const Variant& v) {
   if (!d.contiguous_packs && std::find(d.layouts.begin(), d.layouts.end(), Layout::channels_last) != d.layouts.end())
     t.push_back("channels-last, C not a whole number of packs");
   if (v.op == Op::avg) {
-    for (Divisor x : {Divisor::include_pad, Divisor::full_kernel, Divisor::exclude_pad}) t.push_back(divisor_name(x));
-    t.push_back("divisor_override");
+    for (Divisor x : d.divisors) t.push_back(divisor_name(x));
+    if (d.divisor_override) t.push_back("divisor_override");
     return t;
   }
-  for (const char* s : {"tie=first", "tie=last", "nan=propagate", "nan=ignore", "tie in a window", "NaN in a window"})
-    t.push_back(s);
+  for (TieRule x : d.ties) t.push_back(x == TieRule::first ? "tie=first" : "tie=last");
+  for (NanRule x : d.nans) t.push_back(x == NanRule::propagate ? "nan=propagate" : "nan=ignore");
+  for (const char* s : {"tie in a window", "NaN in a window"}) t.push_back(s);
   if (v.inputs == Inputs::dy_and_indices) t.push_back("foreign indices");
   if (v.inputs == Inputs::dy_and_indices)
     for (IndexFormat f : d.index_formats)

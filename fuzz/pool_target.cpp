@@ -109,7 +109,7 @@ class PoolTarget final : public Target {
     t.backend_lost = b.kind() == BackendKind::gpu && o.signature == "the run failed";
     t.signature = o.signature;
     t.message = o.message;
-    t.case_file = pool_case_json({v_.name, b.name(), to_string(c.problem), c.data}, o.signature, o.message, o.replay);
+    t.case_file = pool_case_json({v_.name, b.name(), to_string(c.problem), c.data, v_.plugin}, o.signature, o.message, o.replay);
     return t;
   }
 

@@ -41,11 +41,13 @@ void listed_axis(Problem& p, int a, const Domain& d, const WindowShape& s, bool 
   if (d.whole_windows) p.pad_begin[a] = p.pad_end[a] = 0;
 }
 
-// One axis of any window (or a disjoint one): kernel 1-4, dilation up to 3, stride up to 4, pads
-// up to the effective kernel on either side (windows wholly in padding), and now and then a
-// kernel-1 axis with padding (legal under ONNX; its edge windows hold no tap).
-void free_axis(Problem& p, int a, bool disjoint, bool asymmetric) {
-  const bool k1_padded = *rc::gen::weightedOneOf<bool>({{7, rc::gen::just(false)}, {1, rc::gen::just(true)}});
+// One axis of any window (or a disjoint one): kernel 1-4, dilation up to 3 (when the domain has
+// it), stride up to 4, pads up to the effective kernel on either side (windows wholly in padding),
+// and now and then a kernel-1 axis with padding (legal under ONNX; its edge windows hold no tap).
+void free_axis(Problem& p, int a, const Domain& d, bool asymmetric) {
+  const bool disjoint = d.windows == WindowRule::disjoint;
+  const bool k1_padded =
+      !d.pads_symmetric && *rc::gen::weightedOneOf<bool>({{7, rc::gen::just(false)}, {1, rc::gen::just(true)}});
   if (k1_padded) {
     p.kernel[a] = 1;
     p.stride[a] = *rc::gen::inRange<int64_t>(1, 3);
@@ -54,7 +56,8 @@ void free_axis(Problem& p, int a, bool disjoint, bool asymmetric) {
     return;
   }
   p.kernel[a] = *rc::gen::inRange<int64_t>(1, 5);
-  p.dilation[a] = *rc::gen::weightedOneOf<int64_t>({{3, rc::gen::just<int64_t>(1)}, {1, rc::gen::inRange<int64_t>(2, 4)}});
+  p.dilation[a] = d.dilation ? *rc::gen::weightedOneOf<int64_t>({{3, rc::gen::just<int64_t>(1)}, {1, rc::gen::inRange<int64_t>(2, 4)}})
+                             : 1;
   const int64_t eff = p.effective_kernel(a);
   p.stride[a] = disjoint ? *rc::gen::inRange<int64_t>(eff, eff + 3) : *rc::gen::inRange<int64_t>(1, 5);
   if (asymmetric) {
@@ -80,7 +83,7 @@ rc::Gen<Problem> problem(Op op, const Domain& d) {
     p.dims = *rc::gen::inRange(std::min(lo_dims, d.max_dims), d.max_dims + 1);
     // Batch 0 is legal and must give an empty result; keep it rare.
     p.n = *rc::gen::weightedOneOf<int64_t>({{1, rc::gen::just<int64_t>(0)}, {12, rc::gen::inRange<int64_t>(1, 4)}});
-    p.ceil_mode = *rc::gen::arbitrary<bool>();
+    p.ceil_mode = d.ceil_mode && *rc::gen::arbitrary<bool>();
     p.layout = pick(d.layouts);
     p.dtype = pick(d.dtypes);
     const int64_t pack = 16 / dtype_size(p.dtype);
@@ -88,7 +91,8 @@ rc::Gen<Problem> problem(Op op, const Domain& d) {
     const bool packed_w = d.contiguous_packs && p.layout == Layout::channels_first;
     p.c = packed_c ? length(1, std::max<int64_t>(d.max_channels, pack) - 1, pack)
                    : *rc::gen::inRange<int64_t>(1, d.max_channels + 1);
-    const bool asymmetric = *rc::gen::weightedOneOf<bool>({{3, rc::gen::just(false)}, {1, rc::gen::just(true)}});
+    const bool asymmetric =
+        !d.pads_symmetric && *rc::gen::weightedOneOf<bool>({{3, rc::gen::just(false)}, {1, rc::gen::just(true)}});
     const WindowShape shape = listed ? pick(d.shapes) : WindowShape{};
     int64_t parity = -1;
     for (int a = kAxes - p.dims; a < kAxes; ++a) {
@@ -96,7 +100,7 @@ rc::Gen<Problem> problem(Op op, const Domain& d) {
         listed_axis(p, a, d, shape, asymmetric, parity);
         if (d.same_pad_parity) parity = p.pad_begin[a] % shape.stride;
       } else {
-        free_axis(p, a, d.windows == WindowRule::disjoint, asymmetric);
+        free_axis(p, a, d, asymmetric);
       }
       const int64_t min_len = std::max<int64_t>(1, p.effective_kernel(a) - p.pad_begin[a] - p.pad_end[a]);
       int64_t unit = d.whole_windows ? p.kernel[a] : 1;
@@ -104,12 +108,13 @@ rc::Gen<Problem> problem(Op op, const Domain& d) {
       p.in[a] = length(min_len, d.reach[a], unit);
     }
     if (op == Op::avg) {
-      p.divisor = *rc::gen::element(Divisor::include_pad, Divisor::full_kernel, Divisor::exclude_pad);
-      p.has_divisor_override = *rc::gen::weightedOneOf<bool>({{5, rc::gen::just(false)}, {1, rc::gen::just(true)}});
+      p.divisor = pick(d.divisors);
+      p.has_divisor_override =
+          d.divisor_override && *rc::gen::weightedOneOf<bool>({{5, rc::gen::just(false)}, {1, rc::gen::just(true)}});
       if (p.has_divisor_override) p.divisor_override = *rc::gen::element<int64_t>(-5, -2, -1, 1, 2, 3, 7, 9);
     } else {
-      p.tie = *rc::gen::element(TieRule::first, TieRule::last);
-      p.nan = *rc::gen::element(NanRule::propagate, NanRule::ignore);
+      p.tie = pick(d.ties);
+      p.nan = pick(d.nans);
       p.index_format = pick(d.index_formats);
       std::vector<IndexType> types;
       for (IndexType t : d.index_types)

@@ -51,7 +51,7 @@ Problem domain_sample(const Variant& v, int i) {
   const int lo_dims = listed ? std::max(d.min_dims, kAxes - d.trivial_leading) : d.min_dims;
   p.dims = i == 1 ? std::max(lo_dims, d.max_dims - 1) : d.max_dims;
   p.n = i == 2 ? 1 : 2;
-  p.ceil_mode = i != 1;
+  p.ceil_mode = i != 1 && d.ceil_mode;
   p.layout = d.layouts[i % d.layouts.size()];
   std::vector<DType> dtypes;
   for (DType t : {DType::f32, DType::f16, DType::bf16, DType::f64})
@@ -72,14 +72,15 @@ Problem domain_sample(const Variant& v, int i) {
       p.kernel[a] = 2 + (i == 1);
       p.stride[a] = p.kernel[a] + (i == 2);
       p.pad_begin[a] = i == 0 ? 0 : 1;
-      p.pad_end[a] = i == 2 ? 0 : p.pad_begin[a];
+      p.pad_end[a] = i == 2 && !d.pads_symmetric ? 0 : p.pad_begin[a];
     } else {
       const int64_t k[] = {3, 2, 1}, s[] = {2, 1, 2}, dil[] = {1, 2, 1}, pb[] = {1, 1, 1}, pe[] = {1, 1, 0};
       p.kernel[a] = k[i];
       p.stride[a] = s[i];
-      p.dilation[a] = dil[i];
-      p.pad_begin[a] = pb[i];
-      p.pad_end[a] = pe[i];
+      p.dilation[a] = d.dilation ? dil[i] : 1;
+      // Symmetric: at most half the kernel, so that every window holds a tap.
+      p.pad_begin[a] = d.pads_symmetric ? std::min(pb[i], k[i] / 2) : pb[i];
+      p.pad_end[a] = d.pads_symmetric ? p.pad_begin[a] : pe[i];
     }
     const int64_t min_len = std::max<int64_t>(1, p.effective_kernel(a) - p.pad_begin[a] - p.pad_end[a]);
     int64_t unit = d.whole_windows ? p.kernel[a] : 1;
@@ -87,12 +88,17 @@ Problem domain_sample(const Variant& v, int i) {
     p.in[a] = length(min_len, d.reach[a] - (i == 2), unit);
   }
   if (p.op == Op::avg) {
-    p.divisor = i == 0 ? Divisor::include_pad : i == 1 ? Divisor::exclude_pad : Divisor::full_kernel;
-    p.has_divisor_override = i == 2;
+    std::vector<Divisor> divisors;
+    for (Divisor x : {Divisor::include_pad, Divisor::exclude_pad, Divisor::full_kernel})
+      if (std::find(d.divisors.begin(), d.divisors.end(), x) != d.divisors.end()) divisors.push_back(x);
+    p.divisor = divisors[i % divisors.size()];
+    p.has_divisor_override = i == 2 && d.divisor_override;
     p.divisor_override = 3;
   } else {
-    p.tie = i == 1 ? TieRule::last : TieRule::first;
-    p.nan = i == 1 ? NanRule::ignore : NanRule::propagate;
+    const TieRule tie = i == 1 ? TieRule::last : TieRule::first;
+    const NanRule nan = i == 1 ? NanRule::ignore : NanRule::propagate;
+    p.tie = std::find(d.ties.begin(), d.ties.end(), tie) != d.ties.end() ? tie : d.ties.front();
+    p.nan = std::find(d.nans.begin(), d.nans.end(), nan) != d.nans.end() ? nan : d.nans.front();
     p.index_format = d.index_formats[i % d.index_formats.size()];
     std::vector<IndexType> types;
     for (IndexType t : d.index_types)

@@ -12,6 +12,8 @@ bool contains(const std::vector<T>& list, T v) {
 }
 
 const char* layout_name(Layout l) { return l == Layout::channels_first ? "channels-first" : "channels-last"; }
+const char* tie_name(TieRule t) { return t == TieRule::first ? "first" : "last"; }
+const char* nan_name(NanRule n) { return n == NanRule::propagate ? "propagate" : "ignore"; }
 
 template <class T, class Name>
 std::string joined(const std::vector<T>& list, Name name) {
@@ -42,6 +44,16 @@ Domain::Verdict Domain::admits(const Problem& p) const {
     return no(std::string("index_format: ") + index_format_name(p.index_format) + " not decoded here");
   if (p.op == Op::max && !contains(index_types, p.index_type))
     return no(std::string("index_type: ") + index_type_name(p.index_type) + " not read here");
+  if (p.op == Op::max && !contains(ties, p.tie)) return no(std::string("tie: ") + tie_name(p.tie) + " not followed");
+  if (p.op == Op::max && !contains(nans, p.nan)) return no(std::string("nan: ") + nan_name(p.nan) + " not followed");
+  if (p.op == Op::avg && !contains(divisors, p.divisor))
+    return no(std::string("divisor: ") + divisor_name(p.divisor) + " not computed");
+  if (p.op == Op::avg && !divisor_override && p.has_divisor_override) return no("divisor_override: not applied");
+  if (!ceil_mode && p.ceil_mode) return no("ceil_mode: floor output sizes only");
+  for (int a = 0; a < kAxes; ++a) {
+    if (!dilation && p.dilation[a] != 1) return no("dilation: 1 only");
+    if (pads_symmetric && p.pad_begin[a] != p.pad_end[a]) return no("padding: begin and end must be equal");
+  }
   if (windows == WindowRule::disjoint && !p.windows_disjoint())
     return no("windows overlap (stride < effective kernel on some axis)");
   if (windows == WindowRule::listed) {
@@ -55,7 +67,6 @@ Domain::Verdict Domain::admits(const Problem& p) const {
     }
     if (!found) return no("window: " + describe_windows());
     for (int a = first; a < kAxes; ++a) {
-      if (pads_symmetric && p.pad_begin[a] != p.pad_end[a]) return no("padding: begin and end must be equal");
       if (same_pad_parity && p.pad_begin[a] % p.stride[a] != p.pad_begin[kAxes - 1] % p.stride[kAxes - 1])
         return no("padding: pad_begin mod stride must be the same on every axis");
       if (whole_windows && p.in[a] != p.out[a] * p.kernel[a])
@@ -75,19 +86,20 @@ Domain::Verdict Domain::admits(const Problem& p) const {
 }
 
 std::string Domain::describe_windows() const {
-  switch (windows) {
-    case WindowRule::any: return "any";
-    case WindowRule::disjoint: return "disjoint (stride >= effective kernel)";
-    case WindowRule::listed: break;
-  }
   std::ostringstream o;
-  for (size_t i = 0; i < shapes.size(); ++i) {
-    const WindowShape& s = shapes[i];
-    o << (i ? " or " : "") << "k" << s.kernel << "s" << s.stride << " pad " << s.pad_min;
-    if (s.pad_max != s.pad_min) o << "-" << s.pad_max;
+  if (windows == WindowRule::any) o << "any";
+  if (windows == WindowRule::disjoint) o << "disjoint (stride >= effective kernel)";
+  if (windows == WindowRule::listed) {
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      const WindowShape& s = shapes[i];
+      o << (i ? " or " : "") << "k" << s.kernel << "s" << s.stride << " pad " << s.pad_min;
+      if (s.pad_max != s.pad_min) o << "-" << s.pad_max;
+    }
+    o << " on every axis" << (trivial_leading == 0 ? "" : trivial_leading == 1 ? " (D may be flat)" : " (D, H may be flat)");
   }
-  o << " on every axis" << (trivial_leading == 0 ? "" : trivial_leading == 1 ? " (D may be flat)" : " (D, H may be flat)");
   if (pads_symmetric) o << ", symmetric pads";
+  if (!dilation) o << ", no dilation";
+  if (!ceil_mode) o << ", floor sizes only";
   if (same_pad_parity) o << ", one pad parity";
   if (whole_windows) o << ", whole windows (in = out x kernel)";
   return o.str();
@@ -102,6 +114,9 @@ std::string Domain::describe() const {
   if (index_formats.size() < 4 || index_types.size() < 3)
     o << "; indices " << joined(index_formats, index_format_name) << " as " << joined(index_types, index_type_name);
   if (contiguous_packs) o << "; contiguous axis in 16-byte packs";
+  if (ties.size() < 2 || nans.size() < 2) o << "; tie " << joined(ties, tie_name) << ", nan " << joined(nans, nan_name);
+  if (divisors.size() < 3 || !divisor_override)
+    o << "; divisor " << joined(divisors, divisor_name) << (divisor_override ? " or override" : "");
   return o.str();
 }
 

@@ -29,7 +29,7 @@ struct Domain {
   int min_dims = 1, max_dims = 3;
   WindowRule windows = WindowRule::any;
   std::vector<WindowShape> shapes;  // listed only
-  bool pads_symmetric = false;      // listed: pad_end == pad_begin on every axis
+  bool pads_symmetric = false;      // pad_end == pad_begin on every axis (so no kernel-1 axis is padded)
   bool same_pad_parity = false;     // listed: pad_begin mod stride the same on every axis
   bool whole_windows = false;       // listed: every axis is a whole number of windows, in == out * kernel
   // A 2D problem's D axis (and 1D's D and H) is trivial: size 1, kernel 1, no padding. With
@@ -42,6 +42,14 @@ struct Domain {
   std::vector<IndexFormat> index_formats = {IndexFormat::plane, IndexFormat::global_row, IndexFormat::global_col,
                                             IndexFormat::window};
   std::vector<IndexType> index_types = {IndexType::i64, IndexType::i32, IndexType::u8};
+  // The conventions computed: max's tie and NaN rules, avg's divisors and divisor_override, and
+  // window parameters a vendor library may lack (cuDNN: no dilation, no ceil_mode).
+  std::vector<TieRule> ties = {TieRule::first, TieRule::last};
+  std::vector<NanRule> nans = {NanRule::propagate, NanRule::ignore};
+  std::vector<Divisor> divisors = {Divisor::include_pad, Divisor::full_kernel, Divisor::exclude_pad};
+  bool divisor_override = true;
+  bool dilation = true;   // dilation above 1
+  bool ceil_mode = true;  // output sizes rounded up
   // The contiguous axis (W in channels-first, C in channels-last) is a whole number of 16-byte
   // packs of the dtype.
   bool contiguous_packs = false;

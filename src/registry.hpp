@@ -3,7 +3,8 @@
 //
 // Variants are listed once per op, in kernels/max/variants.hpp and kernels/avg/variants.hpp.
 // Each backend's translation units (kernels/<op>/instantiate_cpu.cpp, instantiate_gpu.cu)
-// instantiate those lists for their executor; variants() joins them by name.
+// instantiate those lists for their executor; variants() joins them by name. Plugins
+// (src/plugin.hpp) add theirs after those, through add_variants().
 #pragma once
 
 #include <functional>
@@ -54,6 +55,7 @@ struct Variant {
   std::function<size_t(const Problem&)> workspace_bytes;
   LaunchFn launch_cpu;
   LaunchFn launch_gpu;  // empty when the build has no GPU backend
+  std::string plugin;   // the shared library it came from (absolute path); empty for poolgrad's own
 
   // Exact: yes means launch() runs this variant's own body on p, and nothing else ever runs.
   Support supports(const Problem& p, BackendKind backend) const;
@@ -63,6 +65,12 @@ struct Variant {
 
 const std::vector<Variant>& variants();
 const Variant* find_variant(const std::string& name);  // nullptr when unknown
+// Why a variant family is not registered, one line each ("cudnn.*: libcudnn not found ..."), for
+// `poolgrad variants`.
+const std::vector<std::string>& absent_families();
+// Appends to variants(). References into the list may move: add before looking any variant up
+// (the CLI loads every --plugin first). Throws Error when a name is taken.
+void add_variants(std::vector<Variant> more);
 
 // Filled by the backends' translation units, one per op (kernels/max/, kernels/avg/). The GPU
 // lists carry name and launch_gpu only.
@@ -70,5 +78,8 @@ std::vector<Variant> cpu_max_variants();
 std::vector<Variant> cpu_avg_variants();
 std::vector<Variant> gpu_max_variants();
 std::vector<Variant> gpu_avg_variants();
+// cuDNN's pooling backward (src/cudnn_pool.cpp, CUDA builds), when a GPU and libcudnn are found at
+// run time; otherwise none, with *why_absent set (src/cudnn_absent.cpp in other builds).
+std::vector<Variant> cudnn_variants(std::string* why_absent);
 
 }  // namespace pg

@@ -28,7 +28,8 @@ std::string coord_text(const Problem& p, int64_t i) { return element_coord_text(
 
 std::string replay_command(const Problem& p, const Variant& v, const Backend& b, const DataSpec& spec) {
   return "poolgrad replay --problem '" + to_string(p) + "' --data " + data_kind_name(spec.kind) +
-         " --seed " + std::to_string(spec.seed) + " --variant " + v.name + " --backend " + b.name();
+         " --seed " + std::to_string(spec.seed) + " --variant " + v.name + " --backend " + b.name() +
+         (v.plugin.empty() ? "" : " --plugin '" + v.plugin + "'");
 }
 
 double case_host_bytes(const Problem& p) {

@@ -24,6 +24,10 @@
 #   conv   the conv backward-data variants alone: `poolgrad check` per conv variant, the conv
 #          fuzz properties (${CONV_CASES:-1000} cases per variant and property), conv_bench (JSON)
 #          and cuDNN through PyTorch on the same rows (SKIP_PYTORCH=1 skips it)
+#   cudnn  the cuDNN variant family (src/cudnn_pool.cpp; libcudnn from POOLGRAD_CUDNN,
+#          LD_LIBRARY_PATH or PyTorch's wheel): registered or why not, `poolgrad check -v` per
+#          variant, the fuzz property with ${CASES:-10000} GPU cases per variant, and the baseline
+#          suite timed for the cuDNN and poolgrad's gather/direct variants (cudnn_bench.json)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 [ -f "$here/bins.tar.xz" ] && { tar -C "$here" -xJf "$here/bins.tar.xz" && rm "$here/bins.tar.xz"; }
@@ -137,6 +141,22 @@ run_conv() {
   [ -n "${SKIP_PYTORCH:-}" ] || timeout 120 python3 "$here/pytorch_conv_baseline.py" --out "$out/pytorch_conv.json" 2>&1 | tail -n 20
 }
 
+run_cudnn() {
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
+  "$here/bin/poolgrad" variants | grep -A1 -E "^cudnn\.|^absent:"
+  for v in $("$here/bin/poolgrad" variants | awk '/^cudnn\./ {print $1}'); do
+    "$here/bin/poolgrad" check -v --variant "$v" > "$out/cudnn_check_$v.log" 2>&1 || { status=1; echo "FAILED: check $v"; }
+    grep -E "^cudnn\.|FAIL|replay:|passed" "$out/cudnn_check_$v.log" | head -n 30
+  done
+  POOLGRAD_FUZZ_CASES=${CASES:-10000} timeout 300 "$here/bin/fuzz_variants" --backend=gpu --gtest_filter='*cudnn_*' \
+    > "$out/cudnn_fuzz.log" 2>&1 || { status=1; echo "FAILED: cudnn fuzz"; }
+  grep -E "^\[       OK|^\[  FAILED|cases ran|^FAIL|replay:" "$out/cudnn_fuzz.log" | head -n 40
+  "$here/bin/poolgrad" bench --suite baseline --variants '^(cudnn|max\.gather|avg\.(gather|direct))' \
+    --min-time "${MIN_TIME:-0.05}" --max-seconds "${MAX_SECONDS:-240}" --out "$out/cudnn_bench.json" \
+    > /dev/null 2> "$out/cudnn_bench.log" || status=1
+  grep -vE "^\[[0-9]+/[0-9]+\] .*ms, " "$out/cudnn_bench.log" | tail -n 20
+}
+
 case "${1:-all}" in
   tests) run_tests ;;
   long) run_long ;;
@@ -147,6 +167,7 @@ case "${1:-all}" in
   scale) run_scale ;;
   sanitize) run_sanitize ;;
   conv) run_conv ;;
+  cudnn) run_cudnn ;;
   *) echo "usage: run_gpu.sh tests|long|bench|networks|campaign|all|scale|sanitize|conv" >&2; exit 2 ;;
 esac
 if [ -n "$(ls -A "$failures")" ]; then tar -czf "$out/failures.tgz" -C "$failures" .; fi

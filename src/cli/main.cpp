@@ -10,6 +10,7 @@
 #include "src/backend.hpp"
 #include "src/check_set.hpp"
 #include "src/invalid_input.hpp"
+#include "src/plugin.hpp"
 #include "src/conv_check_set.hpp"
 #include "src/conv_registry.hpp"
 #include "src/conv_verify.hpp"
@@ -52,7 +53,9 @@ int cmd_variants() {
                 inputs_name(v.inputs), v.deterministic ? "deterministic" : "atomic       ",
                 v.gpu_only ? "" : "cpu,", v.launch_gpu ? "gpu" : "(no gpu in this build)");
     std::printf("    domain: %s\n", v.domain.describe().c_str());
+    if (!v.plugin.empty()) std::printf("    plugin: %s\n", v.plugin.c_str());
   }
+  for (const std::string& line : absent_families()) std::printf("absent: %s\n", line.c_str());
   for (const ConvVariant& v : conv_variants()) {
     std::printf("%-28s op=conv reads=%-10s %s backends=%s%s\n", v.name.c_str(), "dy+w",
                 v.deterministic ? "deterministic" : "atomic       ", v.gpu_only ? "" : "cpu,",
@@ -240,6 +243,14 @@ int main(int argc, char** argv) {
   pg::FuzzCommandOptions fuzz_opts;
   pg::add_fuzz_commands(app, fuzz_opts);
 
+  // Plugins load before any variant is looked up; on every command that takes variants by name.
+  std::vector<std::string> plugins;
+  for (const char* name : {"variants", "check", "replay", "fuzz", "bench", "select", "backward"})
+    app.get_subcommand(name)
+        ->add_option("--plugin", plugins, "PATH.so: its variants join poolgrad's (include/poolgrad/plugin.h); repeatable")
+        ->expected(1)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -248,6 +259,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "poolgrad%s%s: %s (see poolgrad%s%s --help)\n", command.empty() ? "" : " ", command.c_str(),
                  e.what(), command.empty() ? "" : " ", command.c_str());
     return pg::kExitBadInput;
+  }
+  if (!plugins.empty()) {
+    const int loaded = pg::run_command(pg::command_of(app).c_str(), [&] {
+      pg::load_plugins(plugins);
+      return pg::kExitOk;
+    });
+    if (loaded != pg::kExitOk) return loaded;
   }
   if (app.got_subcommand("devices")) return pg::run_command("devices", [] { return pg::cmd_devices(); });
   if (app.got_subcommand("variants")) return pg::run_command("variants", [] { return pg::cmd_variants(); });
@@ -264,6 +282,7 @@ int main(int argc, char** argv) {
         pg::fuzz::PoolCaseFile c;
         std::string error;
         if (!pg::fuzz::read_pool_case_file(case_file, &c, &error)) throw pg::InvalidInput(error);
+        if (!c.plugin.empty()) pg::load_plugins({c.plugin});
         return pg::cmd_replay(c.problem, pg::data_kind_name(c.data.kind), std::to_string(c.data.seed), c.variant,
                               replay->count("--backend") ? backend : c.backend);
       }
