@@ -20,8 +20,11 @@
 // rows with no bounds checks. Tiles: 128 x 128 (16 x 16 threads), or 256 x 64 (32 x 8) when
 // C/groups <= 64, so the 3D row's C = 64 does not leave half of every tile empty. BK = 16
 // would hide more latency per barrier but takes 137 registers (nvcc 13, sm_90), one block per
-// multiprocessor instead of two. Measured on an H100 (bench/results/2026-11-23_h100_conv-first-run.md):
-// 40.1 and 34.7 TFLOP/s on the fp32 2D and 3D rows, before the thread grouping of tx() below.
+// multiprocessor instead of two (and measured slower: 56% and 55% of the FMA ceiling on the
+// fp32 2D and 3D rows). Measured on an H100 (bench/results/2026-11-24_h100_conv.md): 40.5 and
+// 35.1 TFLOP/s on the fp32 2D and 3D rows, 63.4% and 55.0% of the same-run FMA ceiling. The
+// 256 x 64 tile issues about 190 other instructions per 512 FMAs of a stage against 135 for
+// 128 x 128 (ncu), which is the 3D row's gap.
 //
 // The per-thread steps (begin, fetch, stage, multiply, advance, finish) are plain member
 // functions; the kernel puts a barrier between them, and tests/conv_gemm_host_test.cpp runs the
@@ -42,7 +45,6 @@ namespace pg {
 inline constexpr int kGemmThreads = 256;
 inline constexpr int kGemmBK = 8;     // reduction steps per shared-memory stage
 inline constexpr int kGemmPadA = 4;   // keeps channels-last A stores off one bank, float4 reads aligned
-inline constexpr int kTileGroup = 32;  // threads laid out together as 8 x 4 tiles (see ConvGemmThread::tx)
 
 // The tile for a problem: 128 x 128, or 256 x 64 when a 128-wide C tile would be mostly empty.
 inline int gemm_tile_n(const ConvProblem& p) { return p.c_per_group() <= 64 ? 64 : 128; }
@@ -86,7 +88,6 @@ struct ConvGemmThread {
   using Smem = ConvGemmSmem<A, BM, BN>;
   static constexpr int TX = BM / 8, TY = BN / 8;  // threads along m and along c
   static_assert(TX * TY == kGemmThreads, "a block is 256 threads of 8 x 8");
-  static_assert(TX % 8 == 0 && TY % 4 == 0, "thread groups are 8 x 4 places");
   static constexpr int kALoads = BM * kGemmBK / kGemmThreads;
   static constexpr int kBLoads = BN * kGemmBK / kGemmThreads;
   // Channels-first dy is contiguous along m: a thread loads one row at kALoads k's. Channels-last
@@ -110,15 +111,13 @@ struct ConvGemmThread {
   PG_HD int a_col(int l) const { return CL ? tid % kGemmBK : tid / BM + l * (kGemmThreads / BM); }
   PG_HD int b_row() const { return tid / (BN / kBLoads); }
   PG_HD int b_col() const { return tid % (BN / kBLoads) * kBLoads; }
-  // The thread's place in the TX x TY grid of 8 x 8 tiles. Each run of kTileGroup threads
-  // covers 8 places along m and 4 along c, so a multiply step's shared-memory reads by those
-  // threads touch 8 distinct A quads and 4 distinct B quads (broadcast for the rest): one
-  // 128-byte wavefront each on sm_90, where a 32-thread run is a warp. The row-major grid it
-  // replaces read 16 or 32 distinct A quads per warp (2 or 4 wavefronts) and measured 40.1 and
-  // 34.7 TFLOP/s on the H100's 2D and 3D fp32 rows (bench/results/2026-11-23_h100_conv-first-run.md).
-  // Any grouping is correct; this one only sets which reads coincide.
-  PG_HD int tx() const { return tid / kTileGroup % (TX / 8) * 8 + tid % 8; }
-  PG_HD int ty() const { return tid / kTileGroup / (TX / 8) * 4 + tid % kTileGroup / 8; }
+  // The thread's place in the TX x TY grid of 8 x 8 tiles, row-major. Grouping a warp as 8 x 4
+  // places reads fewer shared-memory wavefronts per step, but the kernel is issue-bound, not
+  // shared-memory-bound (ncu: FFMA 73-79% of issued instructions, issue slots 73-77% busy), and
+  // measured the same on 128 x 128 tiles and 3% slower on 256 x 64 (H100, 2026-11-24:
+  // bench/results/2026-11-24_h100_conv.md).
+  PG_HD int tx() const { return tid % TX; }
+  PG_HD int ty() const { return tid / TX; }
   PG_HD int m_of(int i) const { return (i < 4 ? 0 : BM / 2) + tx() * 4 + i % 4; }
   PG_HD int c_of(int j) const { return (j < 4 ? 0 : BN / 2) + ty() * 4 + j % 4; }
 
