@@ -92,7 +92,8 @@ void expect_agreement(const std::string& title, Op op, Inputs data_inputs, const
 std::vector<const Variant*> runnable(Op op, bool (*keep)(const Variant&)) {
   std::vector<const Variant*> out;
   for (const Variant& v : variants())
-    if (v.op == op && !(test::backend().kind() == BackendKind::cpu && v.gpu_only) && keep(v)) out.push_back(&v);
+    if (is_own(v) && v.op == op && !(test::backend().kind() == BackendKind::cpu && v.gpu_only) && keep(v))
+      out.push_back(&v);
   return out;
 }
 

@@ -241,7 +241,7 @@ Support expressible(const Problem& p) {
     if (p.pad_begin[a] >= p.kernel[a])
       return Support::no(std::string("padding: pad ") + std::to_string(p.pad_begin[a]) + " >= kernel " +
                          std::to_string(p.kernel[a]) + " along " + "DHW"[a] + " leaves windows wholly in padding");
-  if (p.in_elems() > INT_MAX) return Support::no("size: cuDNN takes int dimensions and strides (x has more than 2^31 - 1 elements)");
+  if (p.in_elems() > INT_MAX) return Support::no("size: cuDNN takes int32 dimensions and strides (x has more than 2^31 - 1 elements)");
   return Support::yes();
 }
 
@@ -252,6 +252,7 @@ Variant family_member(const char* name, Op op, cudnnPoolingMode_t mode) {
   v.inputs = op == Op::max ? Inputs::dy_and_x : Inputs::dy_only;
   v.deterministic = true;
   v.gpu_only = true;
+  v.vendor = true;
   v.domain.pads_symmetric = true;
   v.domain.dilation = false;
   v.domain.ceil_mode = false;

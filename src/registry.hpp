@@ -56,6 +56,10 @@ struct Variant {
   LaunchFn launch_cpu;
   LaunchFn launch_gpu;  // empty when the build has no GPU backend
   std::string plugin;   // the shared library it came from (absolute path); empty for poolgrad's own
+  // A vendor library's kernel (cudnn.*): under test against its profile like any variant, but its
+  // disagreements are findings about the vendor, so poolgrad's own kernel and agreement tests
+  // leave it out (is_own) and fuzz_variants runs it only when POOLGRAD_VENDOR=1.
+  bool vendor = false;
 
   // Exact: yes means launch() runs this variant's own body on p, and nothing else ever runs.
   Support supports(const Problem& p, BackendKind backend) const;
@@ -64,6 +68,8 @@ struct Variant {
 };
 
 const std::vector<Variant>& variants();
+// poolgrad's own kernels: neither a plugin's nor a vendor library's.
+inline bool is_own(const Variant& v) { return v.plugin.empty() && !v.vendor; }
 const Variant* find_variant(const std::string& name);  // nullptr when unknown
 // Why a variant family is not registered, one line each ("cudnn.*: libcudnn not found ..."), for
 // `poolgrad variants`.

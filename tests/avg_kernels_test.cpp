@@ -52,7 +52,7 @@ Problem avg_problem(int64_t n, int64_t c, std::initializer_list<int64_t> in, int
 std::vector<const Variant*> avg_variants() {
   std::vector<const Variant*> out;
   for (const Variant& v : variants())
-    if (v.op == Op::avg) out.push_back(&v);
+    if (is_own(v) && v.op == Op::avg) out.push_back(&v);
   return out;
 }
 

@@ -19,7 +19,7 @@
 #          reads dy or stored indices, f16, 130 planes and one 1D plane past 2^31; ~95 GB host
 #          (FILTER=Scale.MaxOnePlane* runs one of the four problems, to stay within a call's limit)
 #   sanitize  compute-sanitizer memcheck, racecheck, initcheck and synccheck over every gpu test
-#          binary (TOOLS picks some, e.g. TOOLS=racecheck; the fuzz properties run CASES=10 cases
+#          binary, fuzz_conv included (BINS=REGEX picks binaries by name) (TOOLS picks some, e.g. TOOLS=racecheck; the fuzz properties run CASES=10 cases
 #          each; each binary is stopped after LIMIT=150 s and reported as exit 124)
 #   conv   the conv backward-data variants alone: `poolgrad check` per conv variant, the conv
 #          fuzz properties (${CONV_CASES:-1000} cases per variant and property), conv_bench (JSON)
@@ -111,8 +111,9 @@ run_sanitize() {
   cs=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1 || true)
   [ -n "$cs" ] || { echo "compute-sanitizer not found"; status=1; return; }
   for tool in ${TOOLS:-memcheck racecheck initcheck synccheck}; do
-    for t in "$here"/bin/*_tests "$here/bin/fuzz_variants"; do
+    for t in "$here"/bin/*_tests "$here/bin/fuzz_variants" "$here/bin/fuzz_conv"; do
       [ "$(basename "$t")" = scale_tests ] && continue
+      [[ "$(basename "$t")" =~ ${BINS:-.} ]] || continue
       echo "=== $tool $(basename "$t")" >> "$out/sanitize.log"
       local start=$SECONDS
       POOLGRAD_FUZZ_CASES=${CASES:-10} timeout "${LIMIT:-150}" "$cs" --tool "$tool" --error-exitcode 97 \
@@ -148,13 +149,25 @@ run_cudnn() {
     "$here/bin/poolgrad" check -v --variant "$v" > "$out/cudnn_check_$v.log" 2>&1 || { status=1; echo "FAILED: check $v"; }
     grep -E "^cudnn\.|FAIL|replay:|passed" "$out/cudnn_check_$v.log" | head -n 30
   done
-  POOLGRAD_FUZZ_CASES=${CASES:-10000} timeout 300 "$here/bin/fuzz_variants" --backend=gpu --gtest_filter='*cudnn_*' \
+  POOLGRAD_VENDOR=1 POOLGRAD_FUZZ_CASES=${CASES:-10000} timeout 300 "$here/bin/fuzz_variants" --backend=gpu --gtest_filter='*cudnn_*' \
     > "$out/cudnn_fuzz.log" 2>&1 || { status=1; echo "FAILED: cudnn fuzz"; }
   grep -E "^\[       OK|^\[  FAILED|cases ran|^FAIL|replay:" "$out/cudnn_fuzz.log" | head -n 40
-  "$here/bin/poolgrad" bench --suite baseline --variants '^(cudnn|max\.gather|avg\.(gather|direct))' \
-    --min-time "${MIN_TIME:-0.05}" --max-seconds "${MAX_SECONDS:-240}" --out "$out/cudnn_bench.json" \
-    > /dev/null 2> "$out/cudnn_bench.log" || status=1
-  grep -vE "^\[[0-9]+/[0-9]+\] .*ms, " "$out/cudnn_bench.log" | tail -n 20
+  # The baseline rows are pytorch-profile problems (NaN propagates), which cudnn.max does not
+  # take: the cuDNN family is timed on problems of the cudnn profile, beside every own variant
+  # that takes them.
+  local rows=("--op max_pool2d --input-size 64,64,112,112 --kernel-size 3 --stride 2 --padding 1"
+              "--op max_pool2d --input-size 64,64,112,112 --kernel-size 3 --stride 2 --padding 1 --layout NHWC"
+              "--op avg_pool2d --input-size 64,128,56,56 --kernel-size 3 --stride 1 --padding 1 --count-include-pad false"
+              "--op avg_pool2d --input-size 64,128,56,56 --kernel-size 2 --stride 2"
+              "--op max_pool3d --input-size 8,64,16,56,56 --kernel-size 3 --stride 2 --padding 1")
+  local i=0
+  for r in "${rows[@]}"; do
+    i=$((i + 1))
+    # shellcheck disable=SC2086
+    "$here/bin/poolgrad" bench $r --profile cudnn --min-time "${MIN_TIME:-0.05}" --out "$out/cudnn_bench_$i.json" \
+      > /dev/null 2> "$out/cudnn_bench_$i.log" || status=1
+    grep -E "ms, " "$out/cudnn_bench_$i.log" | sed 's/^\[[0-9]*\/[0-9]*\] //' | cut -c1-150
+  done
 }
 
 case "${1:-all}" in

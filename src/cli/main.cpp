@@ -110,8 +110,15 @@ int cmd_check(const std::string& only_variant, bool verbose) {
   const std::vector<CheckCase> cases = check_set();
   std::map<size_t, std::shared_ptr<const Expected>> expected;
   const bool auto_pick = only_variant == "auto";
+  std::vector<std::string> vendor_left_out;
   for (const Variant& v : variants()) {
     if (!only_variant.empty() && !auto_pick && v.name != only_variant) continue;
+    // A vendor library's disagreements are findings about the vendor (README, "cuDNN as
+    // variants"): checked when named, not part of the verdict on poolgrad's own kernels.
+    if (v.vendor && only_variant != v.name) {
+      vendor_left_out.push_back(v.name);
+      continue;
+    }
     for (auto& b : backends) {
       // Under auto, the cases auto gives this variant on this backend (it may get none).
       std::vector<CheckCase> mine;
@@ -144,6 +151,11 @@ int cmd_check(const std::string& only_variant, bool verbose) {
   std::printf("%d passed, %d failed, %d unsupported (%zu pooling cases x %zu variants + %zu conv cases x %zu variants, x %zu backends)\n",
               passes, failures, skips, cases.size(), variants().size(), conv_cases.size(), conv_variants().size(),
               backends.size());
+  if (!vendor_left_out.empty()) {
+    std::string names;
+    for (const std::string& n : vendor_left_out) names += (names.empty() ? "" : ", ") + n;
+    std::printf("vendor variants not in this verdict (check each with --variant NAME): %s\n", names.c_str());
+  }
   if (variants().empty() && conv_variants().empty()) {
     std::printf("no variants registered: nothing was checked\n");
     return 1;
