@@ -1,6 +1,6 @@
-// Campaigns on the CPU backend, over variant lists the test builds (the planted-bug variant is
-// registered nowhere but here): a planted bug is found, shrunk, written as a case file and
-// reproduced from it; the same seed gives the same cases whatever the job count; shard reports
+// Campaigns on the CPU backend, over variant lists the test builds (the planted-bug variants, one
+// pooling and one conv, are registered nowhere but here): a planted bug is found, shrunk, written
+// as a case file and reproduced from it; the same seed gives the same cases whatever the job count; shard reports
 // merge into the whole campaign; Ctrl-C stops a campaign that still reports; and the poolgrad
 // command's fuzz, fuzz-merge and replay FILE with their exit statuses.
 #include <gtest/gtest.h>
@@ -12,12 +12,17 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <thread>
 
 #include "fuzz/campaign.hpp"
 #include "fuzz/case_file.hpp"
 #include "fuzz/interrupt.hpp"
+#include "fuzz/conv_coverage.hpp"
+#include "fuzz/conv_target.hpp"
 #include "fuzz/pool_target.hpp"
+#include "fuzz/registered_targets.hpp"
+#include "src/conv_verify.hpp"
 #include "src/verify.hpp"
 
 namespace pg::fuzz {
@@ -51,9 +56,31 @@ const Variant& planted_bug_variant() {
   return v;
 }
 
-CampaignOptions cpu_campaign(const std::vector<const Variant*>& vs, int64_t cases, const std::filesystem::path& corpus) {
+// conv.gather with the same planted bug: the last dx element of f32 channels-first problems whose
+// W is at least 5 comes out 1 too large.
+const ConvVariant& planted_conv_bug_variant() {
+  static const ConvVariant v = [] {
+    ConvVariant bug = *find_conv_variant("conv.gather");
+    bug.name = "test.conv.gather.planted-bug";
+    bug.domain.dtypes = {DType::f32};
+    bug.domain.layouts = {Layout::channels_first};
+    const ConvLaunchFn real = bug.launch_cpu;
+    bug.launch_cpu = [real](Backend& b, const ConvProblem& p, const ConvBuffers& buf) {
+      real(b, p, buf);
+      if (p.in[2] >= 5 && p.x_elems() > 0) static_cast<float*>(buf.dx)[p.x_elems() - 1] += 1.0f;
+    };
+    return bug;
+  }();
+  return v;
+}
+
+// The CPU targets of the registered variants `names` matches (a regular expression), as
+// `poolgrad fuzz --variants NAMES --backend cpu` picks them.
+Targets cpu_targets(const std::string& names) { return registered_targets(std::regex(names), true, false); }
+
+CampaignOptions cpu_campaign(Targets targets, int64_t cases, const std::filesystem::path& corpus) {
   CampaignOptions o;
-  for (const Variant* v : vs) o.targets.push_back(pool_target(*v, BackendKind::cpu));
+  o.targets = std::move(targets);
   o.seed = 20261123;
   o.seconds = 0;
   o.cases = cases;
@@ -71,7 +98,9 @@ const LaneReport& lane(const CampaignReport& r, const std::string& variant) {
 TEST(Campaign, FindsShrinksAndSavesAPlantedBug) {
   const std::filesystem::path corpus = scratch("planted");
   const Variant& bug = planted_bug_variant();
-  const CampaignReport r = run_campaign(cpu_campaign({&bug, find_variant("avg.gather")}, 150, corpus));
+  const CampaignReport r =
+      run_campaign(cpu_campaign({pool_target(bug, BackendKind::cpu), pool_target(*find_variant("avg.gather"), BackendKind::cpu)},
+                                150, corpus));
 
   EXPECT_TRUE(lane(r, "avg.gather").failures.empty()) << report_table(r);
   const LaneReport& l = lane(r, bug.name);
@@ -80,9 +109,10 @@ TEST(Campaign, FindsShrinksAndSavesAPlantedBug) {
   EXPECT_EQ(f.signature, "dx elements wrong: outside the bound");
   EXPECT_GE(f.count, 1);
 
-  PoolCaseFile c;
+  CaseFile c;
   std::string error;
-  ASSERT_TRUE(read_pool_case_file(f.case_file, &c, &error)) << error;
+  ASSERT_TRUE(read_case_file(f.case_file, &c, &error)) << error;
+  EXPECT_EQ(c.target, "pool");
   EXPECT_EQ(c.variant, bug.name);
   EXPECT_EQ(c.backend, "cpu");
   EXPECT_EQ(c.problem, f.problem);
@@ -104,30 +134,74 @@ TEST(Campaign, FindsShrinksAndSavesAPlantedBug) {
   EXPECT_EQ(run_and_verify(*cpu, *find_variant("avg.gather"), p, c.data, quiet).status, Status::pass);
 }
 
+TEST(Campaign, FindsShrinksAndSavesAPlantedConvBug) {
+  const std::filesystem::path corpus = scratch("planted-conv");
+  const ConvVariant& bug = planted_conv_bug_variant();
+  const CampaignReport r = run_campaign(cpu_campaign({conv_target(bug, BackendKind::cpu), cpu_targets("^conv\\.gather$")[0]}, 60, corpus));
+
+  EXPECT_TRUE(lane(r, "conv.gather").failures.empty()) << report_table(r);
+  const LaneReport& l = lane(r, bug.name);
+  EXPECT_EQ(l.admitted, conv_admitted_tags(bug));
+  ASSERT_EQ(l.failures.size(), 1u) << report_table(r);
+  const FailureRecord& f = l.failures[0];
+  EXPECT_EQ(f.signature, "dx elements wrong: outside the bound");
+
+  CaseFile c;
+  std::string error;
+  ASSERT_TRUE(read_case_file(f.case_file, &c, &error)) << error;
+  EXPECT_EQ(c.target, "conv");
+  EXPECT_EQ(c.variant, bug.name);
+  EXPECT_EQ(c.backend, "cpu");
+  EXPECT_EQ(c.problem, f.problem);
+  ConvProblem p;
+  ASSERT_TRUE(parse_conv_problem(c.problem, &p, &error)) << error;
+  // Shrunk: 1D, the smallest W that shows the bug, a 1-tap window, one batch, one channel in and
+  // out per group. (The group count may stay: a step that drops the groups redraws the rest of
+  // the case, which then no longer fails the same way.)
+  EXPECT_EQ(p.dims, 1) << c.problem;
+  EXPECT_EQ(p.in[2], 5) << c.problem;
+  EXPECT_EQ(p.kernel[2], 1) << c.problem;
+  EXPECT_EQ(p.n, 1) << c.problem;
+  EXPECT_EQ(p.c_per_group(), 1) << c.problem;
+  EXPECT_EQ(p.k_per_group(), 1) << c.problem;
+
+  // Replayed from the file, the way `poolgrad replay FILE` does: the same failure; and the
+  // correct variant passes it.
+  const auto cpu = make_cpu_backend();
+  VerifyOptions quiet;
+  quiet.write_failure_file = false;
+  const Outcome again = conv_run_and_verify(*cpu, bug, p, c.data, nullptr, quiet);
+  EXPECT_EQ(again.status, Status::fail);
+  EXPECT_EQ(again.signature, f.signature);
+  EXPECT_EQ(conv_run_and_verify(*cpu, *find_conv_variant("conv.gather"), p, c.data, nullptr, quiet).status, Status::pass);
+}
+
 TEST(Campaign, SameSeedSameCasesWhateverTheJobs) {
-  const std::vector<const Variant*> vs = {find_variant("max.gather.stored"), find_variant("avg.scatter.atomic")};
-  CampaignOptions one = cpu_campaign(vs, 40, scratch("jobs1"));
+  const std::string names = "^(max\\.gather\\.stored|avg\\.scatter\\.atomic|conv\\.scatter\\.atomic)$";
+  CampaignOptions one = cpu_campaign(cpu_targets(names), 40, scratch("jobs1"));
   one.jobs = 1;
-  CampaignOptions two = cpu_campaign(vs, 40, scratch("jobs2"));
+  CampaignOptions two = cpu_campaign(cpu_targets(names), 40, scratch("jobs2"));
   two.jobs = 3;
   const CampaignReport a = run_campaign(one), b = run_campaign(two);
-  for (const Variant* v : vs) {
-    EXPECT_EQ(lane(a, v->name).cases, lane(b, v->name).cases) << v->name;
-    EXPECT_EQ(lane(a, v->name).discarded, lane(b, v->name).discarded) << v->name;
-    EXPECT_EQ(lane(a, v->name).tags, lane(b, v->name).tags) << v->name;
+  ASSERT_EQ(a.lanes.size(), 3u);
+  for (const LaneReport& l : a.lanes) {
+    EXPECT_EQ(l.cases, lane(b, l.variant).cases) << l.variant;
+    EXPECT_EQ(l.discarded, lane(b, l.variant).discarded) << l.variant;
+    EXPECT_EQ(l.tags, lane(b, l.variant).tags) << l.variant;
   }
-  CampaignOptions other = cpu_campaign(vs, 40, scratch("seed"));
+  CampaignOptions other = cpu_campaign(cpu_targets(names), 40, scratch("seed"));
   other.seed += 1;
-  EXPECT_NE(lane(run_campaign(other), "max.gather.stored").tags, lane(a, "max.gather.stored").tags);
+  const CampaignReport c = run_campaign(other);
+  for (const char* v : {"max.gather.stored", "conv.scatter.atomic"}) EXPECT_NE(lane(c, v).tags, lane(a, v).tags) << v;
 }
 
 TEST(Campaign, ShardReportsMergeIntoTheWholeCampaign) {
-  const std::vector<const Variant*> vs = {find_variant("max.gather.recompute"), find_variant("avg.direct")};
-  CampaignOptions whole = cpu_campaign(vs, 30, scratch("whole"));
+  const std::string names = "^(max\\.gather\\.recompute|avg\\.direct|conv\\.gather)$";
+  CampaignOptions whole = cpu_campaign(cpu_targets(names), 30, scratch("whole"));
   const CampaignReport all = run_campaign(whole);
   std::vector<CampaignReport> parts;
   for (int s = 0; s < 3; ++s) {
-    CampaignOptions o = cpu_campaign(vs, 10, scratch("shard" + std::to_string(s)));
+    CampaignOptions o = cpu_campaign(cpu_targets(names), 10, scratch("shard" + std::to_string(s)));
     o.shard = s;
     o.shard_count = 3;
     // Through JSON, as fuzz-merge reads them.
@@ -136,11 +210,12 @@ TEST(Campaign, ShardReportsMergeIntoTheWholeCampaign) {
   const CampaignReport merged = merge_reports(parts);
   EXPECT_EQ(merged.shards, (std::vector<int>{0, 1, 2}));
   EXPECT_EQ(merged.cases(), parts[0].cases() + parts[1].cases() + parts[2].cases());
-  for (const Variant* v : vs) {
+  ASSERT_EQ(all.lanes.size(), 3u);
+  for (const LaneReport& l : all.lanes) {
     // Shards 0, 1, 2 of 3 with 10 cases each ran exactly the 30 cases of the unsharded campaign.
-    EXPECT_EQ(lane(merged, v->name).cases, lane(all, v->name).cases) << v->name;
-    EXPECT_EQ(lane(merged, v->name).discarded, lane(all, v->name).discarded) << v->name;
-    EXPECT_EQ(lane(merged, v->name).tags, lane(all, v->name).tags) << v->name;
+    EXPECT_EQ(lane(merged, l.variant).cases, l.cases) << l.variant;
+    EXPECT_EQ(lane(merged, l.variant).discarded, l.discarded) << l.variant;
+    EXPECT_EQ(lane(merged, l.variant).tags, l.tags) << l.variant;
   }
   EXPECT_THROW(merge_reports({parts[0], parts[0]}), std::runtime_error);  // a shard twice
   CampaignReport other_seed = parts[1];
@@ -149,7 +224,7 @@ TEST(Campaign, ShardReportsMergeIntoTheWholeCampaign) {
 }
 
 TEST(Campaign, CtrlCStopsItAndTheReportIsStillMade) {
-  CampaignOptions o = cpu_campaign({find_variant("avg.gather")}, 0, scratch("interrupt"));
+  CampaignOptions o = cpu_campaign(cpu_targets("^avg\\.gather$"), 0, scratch("interrupt"));
   o.cases = 0;
   o.seconds = 600;
   const StopOnInterrupt interrupt;
@@ -179,7 +254,8 @@ int poolgrad(const std::string& args) {
 TEST(PoolgradCommand, FuzzMergeAndReplayFile) {
   const std::filesystem::path dir = scratch("command");
   std::filesystem::create_directories(dir);
-  const std::string common = "fuzz --cases 8 --seed 11 --backend cpu --jobs 2 --variants '^avg\\.gather$' --corpus " +
+  const std::string common =
+      "fuzz --cases 8 --seed 11 --backend cpu --jobs 2 --variants '^(avg|conv)\\.gather$' --corpus " +
                              (dir / "cases").string();
   const std::string r0 = (dir / "r0.json").string(), r1 = (dir / "r1.json").string(), all = (dir / "all.json").string();
   EXPECT_EQ(poolgrad(common + " --shard 0/2 --report " + r0), 0);
@@ -187,7 +263,8 @@ TEST(PoolgradCommand, FuzzMergeAndReplayFile) {
   EXPECT_EQ(poolgrad("fuzz-merge " + r0 + " " + r1 + " --out " + all), 0);
   std::ifstream in(all);
   const CampaignReport merged = report_from_json(nlohmann::json::parse(in));
-  EXPECT_EQ(merged.cases(), 16);
+  EXPECT_EQ(merged.cases(), 32);  // 8 cases x 2 shards x 2 variants
+  EXPECT_EQ(lane(merged, "conv.gather").cases, 16);
   EXPECT_EQ(poolgrad("fuzz-merge " + r0 + " " + r0), 2);  // a shard twice
   for (const char* bad : {"--shard 2/2", "--cases 0", "--minutes 1 --cases 3", "--variants '('", "--variants nothing",
                           "--backend tpu", "--jobs 0"})
@@ -195,14 +272,22 @@ TEST(PoolgradCommand, FuzzMergeAndReplayFile) {
 
   // A case file of a registered variant replays; one that is not a case file is bad usage.
   const std::string passing = (dir / "passing.json").string();
-  std::ofstream(passing) << pool_case_json({"avg.gather", "cpu",
-                                            "op=avg1d n=1 c=1 in=5 k=1 s=1 d=1 pb=0 pe=0 ceil=0 div=include_pad "
-                                            "layout=ncdhw dtype=f32 padlimit=none avg3dcheck=0",
-                                            {1, DataKind::special},
-                                            ""},
-                                           "", "", "")
+  std::ofstream(passing) << case_json({"pool", "avg.gather", "cpu",
+                                       "op=avg1d n=1 c=1 in=5 k=1 s=1 d=1 pb=0 pe=0 ceil=0 div=include_pad "
+                                       "layout=ncdhw dtype=f32 padlimit=none avg3dcheck=0",
+                                       {1, DataKind::special},
+                                       ""},
+                                      "", "", "")
                                 .dump();
   EXPECT_EQ(poolgrad("replay " + passing), 0);
+  const std::string conv_line = "op=conv2d n=2 c=8 k=16 g=2 in=9x9 ks=3x3 s=1x1 d=1x1 pb=1x1 pe=1x1 layout=ncdhw dtype=f32";
+  const std::string conv_passing = (dir / "conv-passing.json").string();
+  std::ofstream(conv_passing) << case_json({"conv", "conv.gather", "cpu", conv_line, {3, DataKind::ints}, ""}, "", "", "").dump();
+  EXPECT_EQ(poolgrad("replay " + conv_passing), 0);
+  // conv has no special data: the file is refused as bad usage
+  const std::string conv_special = (dir / "conv-special.json").string();
+  std::ofstream(conv_special) << case_json({"conv", "conv.gather", "cpu", conv_line, {3, DataKind::special}, ""}, "", "", "").dump();
+  EXPECT_EQ(poolgrad("replay " + conv_special), 2);
   EXPECT_EQ(poolgrad("replay " + r0), 2);
   EXPECT_EQ(poolgrad("replay " + (dir / "missing.json").string()), 2);
 }

@@ -18,10 +18,10 @@ std::vector<std::string> lines_of(const std::string& text) {
 
 }  // namespace
 
-nlohmann::json pool_case_json(const PoolCaseFile& c, const std::string& signature, const std::string& report,
-                              const std::string& replay) {
+nlohmann::json case_json(const CaseFile& c, const std::string& signature, const std::string& report,
+                         const std::string& replay) {
   nlohmann::json j = {{"format", kFormat},
-          {"target", "pool"},
+          {"target", c.target},
           {"variant", c.variant},
           {"backend", c.backend},
           {"problem", c.problem},
@@ -33,7 +33,7 @@ nlohmann::json pool_case_json(const PoolCaseFile& c, const std::string& signatur
   return j;
 }
 
-bool read_pool_case_file(const std::string& path, PoolCaseFile* out, std::string* error) {
+bool read_case_file(const std::string& path, CaseFile* out, std::string* error) {
   std::ifstream in(path);
   if (!in) {
     *error = path + ": cannot open";
@@ -50,8 +50,9 @@ bool read_pool_case_file(const std::string& path, PoolCaseFile* out, std::string
     *error = path + ": not a poolgrad case file (\"format\" is not \"" + kFormat + "\")";
     return false;
   }
-  if (j.value("target", "") != "pool") {
-    *error = path + ": \"target\" must be \"pool\"";
+  const std::string target = j.value("target", "");
+  if (target != "pool" && target != "conv") {
+    *error = path + ": \"target\" must be \"pool\" or \"conv\"";
     return false;
   }
   for (const char* field : {"variant", "backend", "problem"})
@@ -65,6 +66,7 @@ bool read_pool_case_file(const std::string& path, PoolCaseFile* out, std::string
     *error = path + ": \"data\" must hold \"kind\" (a string) and \"seed\" (an unsigned integer)";
     return false;
   }
+  out->target = target;
   out->variant = j["variant"];
   out->backend = j["backend"];
   out->problem = j["problem"];
@@ -76,6 +78,10 @@ bool read_pool_case_file(const std::string& path, PoolCaseFile* out, std::string
   out->plugin = j.value("plugin", "");
   if (!parse_data_kind(data["kind"], &out->data.kind)) {
     *error = path + ": data kind '" + data["kind"].get<std::string>() + "' is not ints, special, real or foreign";
+    return false;
+  }
+  if (target == "conv" && !conv_data_kind_ok(out->data.kind)) {
+    *error = path + ": data kind '" + data["kind"].get<std::string>() + "' has no conv data (ints or real)";
     return false;
   }
   return true;

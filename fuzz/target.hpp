@@ -1,8 +1,8 @@
 // What a fuzz campaign fuzzes: one kernel variant on one kind of backend. A target draws and
 // verifies the case a random source selects, shrinks a failing one, and hands back each failure
 // with its case file. The campaign (fuzz/campaign.hpp) schedules targets over threads and devices
-// and keeps the counts; it never looks inside a case, so another op's variants (convolution)
-// join a campaign as another Target, with no change to the campaign.
+// and keeps the counts; it never looks inside a case: pooling variants join it through
+// fuzz/pool_target.hpp, conv backward-data variants through fuzz/conv_target.hpp.
 #pragma once
 
 #include <rapidcheck.h>

@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "fuzz/campaign.hpp"
-#include "fuzz/pool_target.hpp"
+#include "fuzz/registered_targets.hpp"
 #include "reference/pool_reference.hpp"
 #include "src/c_problem.hpp"
 #include "src/plugin.hpp"
@@ -151,11 +151,7 @@ FuzzResult fuzz(const FuzzOptions& o) {
     pg::fuzz::CampaignOptions c;
     if (o.backend != "cpu")
       for (int d = 0; d < pg::gpu_count(nullptr); ++d) c.gpu_devices.push_back(d);
-    for (const pg::Variant& v : pg::variants()) {
-      if (!std::regex_search(v.name, pattern)) continue;
-      if (o.backend != "gpu" && !v.gpu_only) c.targets.push_back(pg::fuzz::pool_target(v, pg::BackendKind::cpu));
-      if (!c.gpu_devices.empty() && v.launch_gpu) c.targets.push_back(pg::fuzz::pool_target(v, pg::BackendKind::gpu));
-    }
+    c.targets = pg::fuzz::registered_targets(pattern, o.backend != "gpu", !c.gpu_devices.empty());
     if (c.targets.empty()) throw Error("variants: '" + o.variants + "' selects no variant that runs on " + o.backend);
     c.seconds = 0;
     c.cases = o.cases;

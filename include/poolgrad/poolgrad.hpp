@@ -117,7 +117,8 @@ struct FuzzResult {
   std::string table;                    // the end table `poolgrad fuzz` prints
 };
 
-// A campaign of `poolgrad fuzz`: each variant's cases drawn from its domain, failures shrunk.
+// A campaign of `poolgrad fuzz`: each variant's cases (pooling and conv backward-data) drawn
+// from its domain, failures shrunk.
 FuzzResult fuzz(const FuzzOptions& options);
 
 }  // namespace poolgrad

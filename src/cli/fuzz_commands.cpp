@@ -12,9 +12,8 @@
 
 #include "fuzz/campaign.hpp"
 #include "fuzz/interrupt.hpp"
-#include "fuzz/pool_target.hpp"
+#include "fuzz/registered_targets.hpp"
 #include "src/invalid_input.hpp"
-#include "src/registry.hpp"
 
 namespace pg {
 namespace {
@@ -57,12 +56,7 @@ fuzz::Targets select_targets(const FuzzCommandOptions& o, bool cpu, bool gpu) {
   } catch (const std::regex_error& e) {
     throw InvalidInput("--variants '" + o.variants + "' is not a regular expression (" + e.what() + ")");
   }
-  fuzz::Targets targets;
-  for (const Variant& v : variants()) {
-    if (!std::regex_search(v.name, pattern)) continue;
-    if (cpu && !v.gpu_only) targets.push_back(fuzz::pool_target(v, BackendKind::cpu));
-    if (gpu && v.launch_gpu) targets.push_back(fuzz::pool_target(v, BackendKind::gpu));
-  }
+  fuzz::Targets targets = fuzz::registered_targets(pattern, cpu, gpu);
   if (targets.empty())
     throw InvalidInput("--variants '" + o.variants + "' selects no variant that runs on the chosen backends (see poolgrad variants)");
   return targets;

@@ -291,9 +291,9 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("replay"))
     return pg::run_command("replay", [&] {
       if (!case_file.empty()) {
-        pg::fuzz::PoolCaseFile c;
+        pg::fuzz::CaseFile c;
         std::string error;
-        if (!pg::fuzz::read_pool_case_file(case_file, &c, &error)) throw pg::InvalidInput(error);
+        if (!pg::fuzz::read_case_file(case_file, &c, &error)) throw pg::InvalidInput(error);
         if (!c.plugin.empty()) pg::load_plugins({c.plugin});
         return pg::cmd_replay(c.problem, pg::data_kind_name(c.data.kind), std::to_string(c.data.seed), c.variant,
                               replay->count("--backend") ? backend : c.backend);
