@@ -22,9 +22,9 @@
 // would hide more latency per barrier but takes 137 registers (nvcc 13, sm_90), one block per
 // multiprocessor instead of two (and measured slower: 56% and 55% of the FMA ceiling on the
 // fp32 2D and 3D rows). Measured on an H100 (bench/results/2026-11-24_h100_conv.md): 40.5 and
-// 35.1 TFLOP/s on the fp32 2D and 3D rows, 63.4% and 55.0% of the same-run FMA ceiling. The
-// 256 x 64 tile issues about 190 other instructions per 512 FMAs of a stage against 135 for
-// 128 x 128 (ncu), which is the 3D row's gap.
+// 35.6 TFLOP/s on the fp32 2D and 3D rows, 63.8% and 56.1% of the same-run FMA ceiling. The
+// 256 x 64 tile issues more non-FMA instructions per 512 FMAs of a stage than 128 x 128 (ncu:
+// about 190 against 135 before fetch() stepped its addresses), which is the 3D row's gap.
 //
 // The per-thread steps (begin, fetch, stage, multiply, advance, finish) are plain member
 // functions; the kernel puts a barrier between them, and tests/conv_gemm_host_test.cpp runs the
