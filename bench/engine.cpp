@@ -22,6 +22,23 @@ double g_copy_gbps = 0;  // hipMemcpy device-to-device, bytes read + written
 size_t g_copy_bytes = 0;
 std::optional<std::chrono::steady_clock::time_point> g_deadline;
 
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// Where one benchmark's wall time went, summed over Google Benchmark's calls of its function (it
+// calls it again with more iterations until --min-time is reached). The progress line prints it.
+struct Spent {
+  int calls = 0;
+  double oracle = 0;  // the row's data and oracle answer, when this benchmark computed them
+  double verify = 0;  // preparing and verifying the variant
+  double setup = 0;   // the timed run's buffers (inputs encoded, poisoned, uploaded)
+  double timed = 0;   // the timing loop
+};
+Spent g_spent;
+// The row of each registered benchmark in registration order ("" for the copies): the progress
+// lines close a row with its wall time.
+std::vector<std::string> g_row_of;
+
 // The ceiling's copy: 1 GiB on a GPU, far beyond L2; 64 MiB on the CPU, whose run is a smoke test.
 constexpr size_t kGpuCopyBytes = size_t{1} << 30;
 constexpr size_t kCpuCopyBytes = size_t{64} << 20;
@@ -69,11 +86,13 @@ std::shared_ptr<const Expected> slice_expected(const Row& row, const DataSpec& s
   static std::string cached_row;
   static std::shared_ptr<const Expected> cached;
   if (cached_row != row.name) {  // rows run one after another: keep one row's answer, not the suite's
+    const auto t0 = Clock::now();
     Problem small = row.problem;
     small.n = 1;
     finalize(small);
     cached = std::make_shared<const Expected>(compute_expected(small, spec));
     cached_row = row.name;
+    g_spent.oracle += seconds_since(t0);
   }
   return cached;
 }
@@ -87,6 +106,7 @@ std::shared_ptr<const Expected> full_inputs(const Row& row, const DataSpec& spec
   if (cached_row != row.name) {
     cached.reset();  // free the last row's inputs before building this row's
     const Expected& one = *slice_expected(row, spec);
+    const auto t0 = Clock::now();
     auto e = std::make_shared<Expected>();
     for (int64_t n = 0; n < row.problem.n; ++n) {
       e->data.x.insert(e->data.x.end(), one.data.x.begin(), one.data.x.end());
@@ -95,6 +115,7 @@ std::shared_ptr<const Expected> full_inputs(const Row& row, const DataSpec& spec
     }
     cached = e;
     cached_row = row.name;
+    g_spent.oracle += seconds_since(t0);
   }
   return cached;
 }
@@ -102,6 +123,7 @@ std::shared_ptr<const Expected> full_inputs(const Row& row, const DataSpec& spec
 void bench_variant(benchmark::State& state, const Variant* v, Row row) {
   Backend& b = *g_backend;
   const DataSpec spec{7, DataKind::real};
+  ++g_spent.calls;
   if (g_deadline && std::chrono::steady_clock::now() > *g_deadline) {
     state.SkipWithError("not run: the time budget (--max-seconds) was spent");
     for (auto _ : state) {}
@@ -115,39 +137,71 @@ void bench_variant(benchmark::State& state, const Variant* v, Row row) {
   Problem small = row.problem;
   small.n = 1;
   finalize(small);
-  const Outcome check = run_and_verify(b, *v, small, spec, slice_expected(row, spec));
+  const auto expected = slice_expected(row, spec);
+  auto t0 = Clock::now();
+  const Outcome check = run_and_verify(b, *v, small, spec, expected);
+  g_spent.verify += seconds_since(t0);
   if (check.status != Status::pass) {
     state.SkipWithError(("not verified: " + check.message.substr(0, check.message.find('\n'))).c_str());
     std::fprintf(stderr, "%s\n", check.message.c_str());
     for (auto _ : state) {}
     return;
   }
-  PreparedRun run(b, *v, row.problem, spec, full_inputs(row, spec));
+  const auto inputs = full_inputs(row, spec);
+  t0 = Clock::now();
+  PreparedRun run(b, *v, row.problem, spec, inputs);
+  g_spent.setup += seconds_since(t0);
+  t0 = Clock::now();
   timed_loop(state, static_cast<double>(run.minimal_bytes()), [&] { run.launch(); });
+  g_spent.timed += seconds_since(t0);
   state.SetLabel(to_string(row.problem));
 }
 
-// One line per finished benchmark, so a long run shows where it is.
+// One line per finished benchmark, so a long run shows where it is and where its time goes: the
+// benchmark's wall time (from the previous line) and its parts; after a row's last benchmark, the
+// row's wall time.
 class ProgressReporter : public benchmark::BenchmarkReporter {
  public:
   explicit ProgressReporter(int total) : total_(total) {}
-  bool ReportContext(const Context&) override { return true; }
+  bool ReportContext(const Context&) override {
+    last_ = start_ = Clock::now();
+    return true;
+  }
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const Run& r : runs) {
       if (r.run_type == Run::RT_Aggregate) continue;
       ++done_;
+      const double wall = seconds_since(last_);
+      last_ = Clock::now();
+      char spent[200];
+      std::snprintf(spent, sizeof spent, "%.2f s wall (%d calls; oracle %.2f, verify %.2f, setup %.2f, timed %.2f)", wall,
+                    g_spent.calls, g_spent.oracle, g_spent.verify, g_spent.setup, g_spent.timed);
+      g_spent = {};
       if (r.error_occurred) {
-        std::fprintf(stderr, "[%d/%d] %s: %s\n", done_, total_, r.benchmark_name().c_str(), r.error_message.c_str());
-        continue;
+        std::fprintf(stderr, "[%d/%d] %s: %s; %s\n", done_, total_, r.benchmark_name().c_str(), r.error_message.c_str(),
+                     spent);
+      } else {
+        const auto pct = r.counters.find("pct_copy");
+        std::fprintf(stderr, "[%d/%d] %s: %.4f ms, %.1f%% of copy; %s\n", done_, total_, r.benchmark_name().c_str(),
+                     r.GetAdjustedRealTime(), pct == r.counters.end() ? 0.0 : static_cast<double>(pct->second), spent);
       }
-      const auto pct = r.counters.find("pct_copy");
-      std::fprintf(stderr, "[%d/%d] %s: %.4f ms, %.1f%% of copy\n", done_, total_, r.benchmark_name().c_str(),
-                   r.GetAdjustedRealTime(), pct == r.counters.end() ? 0.0 : static_cast<double>(pct->second));
+      row_wall_ += wall;
+      ++row_count_;
+      const size_t at = static_cast<size_t>(done_ - 1);
+      const std::string row = at < g_row_of.size() ? g_row_of[at] : "";
+      const bool row_ends = at + 1 >= g_row_of.size() || g_row_of[at + 1] != row;
+      if (row_ends && !row.empty())
+        std::fprintf(stderr, "row done: %s: %d benchmarks, %.2f s wall; %.1f s since the start\n", row.c_str(),
+                     row_count_, row_wall_, seconds_since(start_));
+      if (row_ends) row_wall_ = 0, row_count_ = 0;
     }
   }
 
  private:
   int total_, done_ = 0;
+  Clock::time_point start_, last_;
+  double row_wall_ = 0;
+  int row_count_ = 0;
 };
 
 }  // namespace
@@ -182,6 +236,7 @@ double copy_ceiling_gbps() { return g_copy_gbps; }
 void register_copy_benchmarks() {
   benchmark::RegisterBenchmark("copy/hipMemcpy_d2d", bench_memcpy, g_copy_bytes)->UseManualTime()->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("copy/kernel_vec16", bench_copy_kernel, g_copy_bytes)->UseManualTime()->Unit(benchmark::kMillisecond);
+  g_row_of.insert(g_row_of.end(), 2, "");
 }
 
 int register_rows(const std::vector<Row>& rows, const std::function<bool(const Variant&, const Row&)>& wanted) {
@@ -193,6 +248,7 @@ int register_rows(const std::vector<Row>& rows, const std::function<bool(const V
       benchmark::RegisterBenchmark((v.name + "/" + row.name).c_str(), bench_variant, &v, row)
           ->UseManualTime()
           ->Unit(benchmark::kMillisecond);
+      g_row_of.push_back(row.name);
       ++count;
     }
   return count;
