@@ -1,6 +1,9 @@
 #include "bench/engine.hpp"
 
 #include <benchmark/benchmark.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include <algorithm>
 #include <chrono>
@@ -8,9 +11,11 @@
 #include <ctime>
 #include <memory>
 #include <optional>
+#include <thread>
 
 #include "bench/timing.hpp"
 #include "src/copy.hpp"
+#include "src/host_memory.hpp"
 #include "src/registry.hpp"
 #include "src/verify.hpp"
 
@@ -21,6 +26,22 @@ std::unique_ptr<Backend> g_backend;
 double g_copy_gbps = 0;  // hipMemcpy device-to-device, bytes read + written
 size_t g_copy_bytes = 0;
 std::optional<std::chrono::steady_clock::time_point> g_deadline;
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// Where one benchmark's wall time went, summed over Google Benchmark's calls of its function (it
+// calls it again with more iterations until --min-time is reached). The progress line prints it.
+struct Spent {
+  int calls = 0;
+  double oracle = 0;  // the row's data and oracle answer, when this benchmark computed them
+  double verify = 0;  // the variant's run prepared (inputs encoded, poisoned, uploaded) and verified
+  double timed = 0;   // the timing loop
+};
+Spent g_spent;
+// The row of each registered benchmark in registration order ("" for the copies): the progress
+// lines close a row with its wall time.
+std::vector<std::string> g_row_of;
 
 // The ceiling's copy: 1 GiB on a GPU, far beyond L2; 64 MiB on the CPU, whose run is a smoke test.
 constexpr size_t kGpuCopyBytes = size_t{1} << 30;
@@ -63,96 +84,167 @@ void bench_copy_kernel(benchmark::State& state, size_t bytes) {
   timed_loop(state, 2.0 * static_cast<double>(bytes), [&] { copy_kernel(*g_backend, dst.get(), src.get(), bytes); });
 }
 
-// The oracle's answer for a row with the batch cut to 1: every (n, c) plane is computed the
-// same way, and the single-threaded oracle on a full row would cost minutes.
-std::shared_ptr<const Expected> slice_expected(const Row& row, const DataSpec& spec) {
+// Appends `n` copies of `one` to `out`.
+template <class T>
+void repeat_into(std::vector<T>* out, const std::vector<T>& one, int64_t n) {
+  out->reserve(one.size() * static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) out->insert(out->end(), one.begin(), one.end());
+}
+
+// The row's inputs and the oracle's answer at the row's full size, shared by every variant of the
+// row. The oracle runs on one sample, the row with the batch cut to 1, and its
+// inputs and answer are repeated over the batch: the batch is the outermost dimension in both
+// layouts, every (n, c) plane is computed alone and per-plane indices do not depend on n, so the
+// repeated tensors are a valid case of the full problem and the oracle's answer (dx, bound terms)
+// for it. Rows run one after another: one row's answer is kept, not the suite's.
+std::shared_ptr<const Expected> row_expected(const Row& row, const DataSpec& spec) {
   static std::string cached_row;
   static std::shared_ptr<const Expected> cached;
-  if (cached_row != row.name) {  // rows run one after another: keep one row's answer, not the suite's
+  if (cached_row != row.name) {
+    cached.reset();  // free the last row's tensors before building this row's
+    cached_row.clear();
+    const auto t0 = Clock::now();
+    require_host_memory(case_host_bytes(row.problem), "the row " + row.name);
     Problem small = row.problem;
     small.n = 1;
     finalize(small);
-    cached = std::make_shared<const Expected>(compute_expected(small, spec));
+    const Expected one = compute_expected(small, spec);
+    auto e = std::make_shared<Expected>();
+    const int64_t n = row.problem.n;
+    {  // one thread per tensor: most rows' tensors are hundreds of MB
+      std::vector<std::thread> pool;
+      pool.emplace_back([&] { repeat_into(&e->data.x, one.data.x, n); });
+      pool.emplace_back([&] { repeat_into(&e->data.dy, one.data.dy, n); });
+      pool.emplace_back([&] { repeat_into(&e->indices, one.indices, n); });
+      pool.emplace_back([&] { repeat_into(&e->dx, one.dx, n); });
+      pool.emplace_back([&] { repeat_into(&e->abs_sum, one.abs_sum, n); });
+      pool.emplace_back([&] { repeat_into(&e->terms, one.terms, n); });
+      for (std::thread& th : pool) th.join();
+    }
+    cached = std::move(e);
     cached_row = row.name;
+    g_spent.oracle += seconds_since(t0);
   }
   return cached;
 }
 
-// Full-size inputs: the verified slice repeated over the batch. The batch is the outermost
-// dimension in both layouts, and per-plane indices do not depend on it, so every sample is a
-// valid copy of the slice.
-std::shared_ptr<const Expected> full_inputs(const Row& row, const DataSpec& spec) {
-  static std::string cached_row;
-  static std::shared_ptr<const Expected> cached;
-  if (cached_row != row.name) {
-    cached.reset();  // free the last row's inputs before building this row's
-    const Expected& one = *slice_expected(row, spec);
-    auto e = std::make_shared<Expected>();
-    for (int64_t n = 0; n < row.problem.n; ++n) {
-      e->data.x.insert(e->data.x.end(), one.data.x.begin(), one.data.x.end());
-      e->data.dy.insert(e->data.dy.end(), one.data.dy.begin(), one.data.dy.end());
-      e->indices.insert(e->indices.end(), one.indices.begin(), one.indices.end());
-    }
-    cached = e;
-    cached_row = row.name;
-  }
-  return cached;
-}
+// The benchmark now running: its run, prepared and verified once and kept over Google Benchmark's
+// calls of bench_variant (it calls it again with more iterations until --min-time is reached).
+struct Current {
+  const Variant* variant = nullptr;
+  std::string row;
+  std::unique_ptr<PreparedRun> run;
+  Outcome check;
+};
+Current g_current;
 
 void bench_variant(benchmark::State& state, const Variant* v, Row row) {
   Backend& b = *g_backend;
   const DataSpec spec{7, DataKind::real};
-  if (g_deadline && std::chrono::steady_clock::now() > *g_deadline) {
-    state.SkipWithError("not run: the time budget (--max-seconds) was spent");
+  ++g_spent.calls;
+  if (g_current.variant != v || g_current.row != row.name) {
+    g_current = {};  // the last benchmark's device buffers go before this one's are allocated
+    if (g_deadline && Clock::now() > *g_deadline) {
+      state.SkipWithError("not run: the time budget (--max-seconds) was spent");
+      for (auto _ : state) {}
+      return;
+    }
+    if (row.problem.op == Op::max && row.problem.index_format != IndexFormat::plane) {
+      state.SkipWithError("benchmark rows replicate per-plane indices; this row's format is not plane");
+      for (auto _ : state) {}
+      return;
+    }
+    g_current.variant = v;
+    g_current.row = row.name;
+    try {
+      const auto expected = row_expected(row, spec);
+      const auto t0 = Clock::now();
+      // The very run that is timed, on the row's full problem: the benchmark never times a run it
+      // has not verified.
+      g_current.check = run_and_verify(b, *v, row.problem, spec, expected, {}, &g_current.run);
+      g_spent.verify += seconds_since(t0);
+    } catch (const std::exception& e) {  // no host memory for the row, data the dtype cannot hold
+      g_current.check.status = Status::fail;
+      g_current.check.message = e.what();
+    }
+    if (g_current.check.status != Status::pass)
+      std::fprintf(stderr, "%s\n  (the benchmark's data: the batch-1 sample of seed %llu repeated over the batch; the "
+                   "replay line draws the whole batch from the seed)\n",
+                   g_current.check.message.c_str(), static_cast<unsigned long long>(spec.seed));
+  }
+  if (g_current.check.status != Status::pass) {
+    const std::string& message = g_current.check.message;
+    state.SkipWithError(("not verified: " + message.substr(0, message.find('\n'))).c_str());
     for (auto _ : state) {}
     return;
   }
-  if (row.problem.op == Op::max && row.problem.index_format != IndexFormat::plane) {
-    state.SkipWithError("benchmark rows replicate per-plane indices; this row's format is not plane");
-    for (auto _ : state) {}
-    return;
-  }
-  Problem small = row.problem;
-  small.n = 1;
-  finalize(small);
-  const Outcome check = run_and_verify(b, *v, small, spec, slice_expected(row, spec));
-  if (check.status != Status::pass) {
-    state.SkipWithError(("not verified: " + check.message.substr(0, check.message.find('\n'))).c_str());
-    std::fprintf(stderr, "%s\n", check.message.c_str());
-    for (auto _ : state) {}
-    return;
-  }
-  PreparedRun run(b, *v, row.problem, spec, full_inputs(row, spec));
+  PreparedRun& run = *g_current.run;
+  const auto t0 = Clock::now();
   timed_loop(state, static_cast<double>(run.minimal_bytes()), [&] { run.launch(); });
+  g_spent.timed += seconds_since(t0);
   state.SetLabel(to_string(row.problem));
 }
 
-// One line per finished benchmark, so a long run shows where it is.
+// One line per finished benchmark, so a long run shows where it is and where its time goes: the
+// benchmark's wall time (from the previous line) and its parts; after a row's last benchmark, the
+// row's wall time.
 class ProgressReporter : public benchmark::BenchmarkReporter {
  public:
   explicit ProgressReporter(int total) : total_(total) {}
-  bool ReportContext(const Context&) override { return true; }
+  bool ReportContext(const Context&) override {
+    last_ = start_ = Clock::now();
+    return true;
+  }
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const Run& r : runs) {
       if (r.run_type == Run::RT_Aggregate) continue;
       ++done_;
+      const double wall = seconds_since(last_);
+      last_ = Clock::now();
+      char spent[200];
+      std::snprintf(spent, sizeof spent, "%.2f s wall (%d calls; oracle %.2f, prepare+verify %.2f, timed %.2f)",
+                    wall, g_spent.calls, g_spent.oracle, g_spent.verify, g_spent.timed);
+      g_spent = {};
       if (r.error_occurred) {
-        std::fprintf(stderr, "[%d/%d] %s: %s\n", done_, total_, r.benchmark_name().c_str(), r.error_message.c_str());
-        continue;
+        std::fprintf(stderr, "[%d/%d] %s: %s; %s\n", done_, total_, r.benchmark_name().c_str(), r.error_message.c_str(),
+                     spent);
+      } else {
+        const auto pct = r.counters.find("pct_copy");
+        std::fprintf(stderr, "[%d/%d] %s: %.4f ms, %.1f%% of copy; %s\n", done_, total_, r.benchmark_name().c_str(),
+                     r.GetAdjustedRealTime(), pct == r.counters.end() ? 0.0 : static_cast<double>(pct->second), spent);
       }
-      const auto pct = r.counters.find("pct_copy");
-      std::fprintf(stderr, "[%d/%d] %s: %.4f ms, %.1f%% of copy\n", done_, total_, r.benchmark_name().c_str(),
-                   r.GetAdjustedRealTime(), pct == r.counters.end() ? 0.0 : static_cast<double>(pct->second));
+      row_wall_ += wall;
+      ++row_count_;
+      const size_t at = static_cast<size_t>(done_ - 1);
+      const std::string row = at < g_row_of.size() ? g_row_of[at] : "";
+      const bool row_ends = at + 1 >= g_row_of.size() || g_row_of[at + 1] != row;
+      if (row_ends && !row.empty())
+        std::fprintf(stderr, "row done: %s: %d benchmarks, %.2f s wall; %.1f s since the start\n", row.c_str(),
+                     row_count_, row_wall_, seconds_since(start_));
+      if (row_ends) row_wall_ = 0, row_count_ = 0;
     }
   }
 
  private:
   int total_, done_ = 0;
+  Clock::time_point start_, last_;
+  double row_wall_ = 0;
+  int row_count_ = 0;
 };
 
 }  // namespace
 
 bool open_backend(BackendKind kind, const std::string& suite, const std::string& command, std::string* why) {
+#if defined(__GLIBC__)
+  // A full-size row's host buffers (sentinel images, downloads) are hundreds of MB each, allocated
+  // and freed for every variant. Above its mmap threshold (32 MB at most) glibc maps each from the
+  // kernel afresh and unmaps it on free, so every page of every buffer faults on first touch;
+  // kept in the heap, the next variant reuses the pages the last one freed. On a resnet50 stem row
+  // (25.7M elements, CPU backend) that took the host side of a variant's prepare+verify from about
+  // 1.3 s to 0.8 s. Only this process's benchmark run is affected: it holds its peak until exit.
+  mallopt(M_MMAP_MAX, 0);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+#endif
   if (kind == BackendKind::gpu) {
     if (gpu_count(why) == 0) return false;
     g_backend = make_gpu_backend(0);
@@ -182,6 +274,7 @@ double copy_ceiling_gbps() { return g_copy_gbps; }
 void register_copy_benchmarks() {
   benchmark::RegisterBenchmark("copy/hipMemcpy_d2d", bench_memcpy, g_copy_bytes)->UseManualTime()->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("copy/kernel_vec16", bench_copy_kernel, g_copy_bytes)->UseManualTime()->Unit(benchmark::kMillisecond);
+  g_row_of.insert(g_row_of.end(), 2, "");
 }
 
 int register_rows(const std::vector<Row>& rows, const std::function<bool(const Variant&, const Row&)>& wanted) {
@@ -193,6 +286,7 @@ int register_rows(const std::vector<Row>& rows, const std::function<bool(const V
       benchmark::RegisterBenchmark((v.name + "/" + row.name).c_str(), bench_variant, &v, row)
           ->UseManualTime()
           ->Unit(benchmark::kMillisecond);
+      g_row_of.push_back(row.name);
       ++count;
     }
   return count;
@@ -208,10 +302,12 @@ void set_time_budget(double seconds) {
 void run_registered(bool progress, int total) {
   if (!progress) {
     benchmark::RunSpecifiedBenchmarks();
+    g_current = {};
     return;
   }
   ProgressReporter display(total);
   benchmark::RunSpecifiedBenchmarks(&display);
+  g_current = {};
 }
 
 }  // namespace pg::bench

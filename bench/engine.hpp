@@ -1,9 +1,11 @@
 // The benchmark engine behind both `pool_bench` and `poolgrad bench`: Google Benchmark over
 // rows x registered variants on one backend.
 //
-// Each (variant, row) is first verified through run_and_verify on the same problem with the
-// batch cut to 1 (the oracle is single-threaded; every (n, c) plane is computed the same way),
-// and skipped with the failure as its error if wrong: only correct variants get a time.
+// Each (variant, row) is first verified through run_and_verify on the row's full problem, and
+// the run it verified is the one timed; a wrong variant is skipped with the failure as its
+// error: only correct variants get a time. The data and the oracle's answer are computed once
+// per row, on one sample, and repeated over the batch; the run is
+// prepared and verified once per benchmark, not on each of Google Benchmark's calls.
 // Timing: GPU events around a batch of back-to-back launches (UseManualTime), per launch.
 // Counters: GB/s on the variant's minimal bytes (every input read once, dx written once) and
 // that as % of a device-to-device copy measured at the start of the same run. Each run's label
@@ -41,7 +43,8 @@ int register_rows(const std::vector<Row>& rows, const std::function<bool(const V
 void set_time_budget(double seconds);
 
 // Runs what was registered. With `progress`, one line per finished benchmark goes to stderr
-// ("[k/n] name: ms, % of copy") instead of Google Benchmark's console table.
+// ("[k/n] name: ms, % of copy; wall seconds and where they went") instead of Google Benchmark's
+// console table, and after each row's last benchmark a "row done" line with the row's wall time.
 void run_registered(bool progress, int total);
 
 // The git commit the binary was built from (`git describe --always --dirty` at build time).

@@ -77,9 +77,9 @@ ConvPreparedRun::ConvPreparedRun(Backend& b, const ConvVariant& v, const ConvPro
   install_fault_handler();
   Impl& m = *impl_;
   const ConvExpected& e = *m.expected;
-  m.dy = make_guarded(b, encode_values(p.dtype, e.data.dy, "dy"), &p.dtype);
-  m.w = make_guarded(b, encode_values(p.dtype, e.data.w, "w"), &p.dtype);
-  m.dx = make_guarded(b, poisoned(p.dtype, static_cast<size_t>(p.x_elems()) * dtype_size(p.dtype)), &p.dtype);
+  m.dy = make_guarded_values(b, p.dtype, e.data.dy, "dy");
+  m.w = make_guarded_values(b, p.dtype, e.data.w, "w");
+  m.dx = make_guarded_poisoned(b, p.dtype, static_cast<size_t>(p.x_elems()) * dtype_size(p.dtype));
   const size_t ws = v.workspace_bytes(p);
   if (ws) m.workspace = Buffer(b, ws);
   m.buffers.dy = m.dy.data();

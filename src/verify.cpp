@@ -101,12 +101,12 @@ PreparedRun::PreparedRun(Backend& b, const Variant& v, const Problem& p, const D
   install_fault_handler();
   Impl& m = *impl_;
   const Expected& e = *m.expected;
-  m.dy = make_guarded(b, encode_values(p.dtype, e.data.dy, "dy"), &p.dtype);
-  if (v.inputs == Inputs::dy_and_x) m.x = make_guarded(b, encode_values(p.dtype, e.data.x, "x"), &p.dtype);
+  m.dy = make_guarded_values(b, p.dtype, e.data.dy, "dy");
+  if (v.inputs == Inputs::dy_and_x) m.x = make_guarded_values(b, p.dtype, e.data.x, "x");
   // Index bands hold zeros: an out-of-bounds index read then routes a gradient to a wrong but
   // in-bounds place, which the comparison reports, instead of crashing the CPU backend.
   if (v.inputs == Inputs::dy_and_indices) m.indices = make_guarded(b, encode_indices(p.index_type, e.indices), nullptr);
-  m.dx = make_guarded(b, poisoned(p.dtype, static_cast<size_t>(p.in_elems()) * dtype_size(p.dtype)), &p.dtype);
+  m.dx = make_guarded_poisoned(b, p.dtype, static_cast<size_t>(p.in_elems()) * dtype_size(p.dtype));
   const size_t ws = v.workspace_bytes(p);
   if (ws) m.workspace = Buffer(b, ws);
   m.buffers.x = m.x.buffer.get() ? m.x.data() : nullptr;
@@ -153,7 +153,8 @@ Outcome PreparedRun::verify(const VerifyOptions& opt) {
 }
 
 Outcome run_and_verify(Backend& b, const Variant& v, const Problem& p, const DataSpec& spec,
-                       std::shared_ptr<const Expected> expected, const VerifyOptions& opt) {
+                       std::shared_ptr<const Expected> expected, const VerifyOptions& opt,
+                       std::unique_ptr<PreparedRun>* kept) {
   Outcome out;
   const std::string invalid = validate(p);
   if (!invalid.empty()) {
@@ -169,8 +170,15 @@ Outcome run_and_verify(Backend& b, const Variant& v, const Problem& p, const Dat
     return out;
   }
   if (!expected) expected = std::make_shared<const Expected>(compute_expected(p, spec));
-  PreparedRun run(b, v, p, spec, std::move(expected));
-  return run.verify(opt);
+  auto run = std::make_unique<PreparedRun>(b, v, p, spec, std::move(expected));
+  out = run->verify(opt);
+  if (kept) *kept = std::move(run);
+  return out;
+}
+
+Outcome run_and_verify(Backend& b, const Variant& v, const Problem& p, const DataSpec& spec,
+                       std::shared_ptr<const Expected> expected, const VerifyOptions& opt) {
+  return run_and_verify(b, v, p, spec, std::move(expected), opt, nullptr);
 }
 
 Outcome run_and_verify(Backend& b, const Variant& v, const Problem& p, const DataSpec& spec,

@@ -93,5 +93,11 @@ Outcome run_and_verify(Backend& b, const Variant& v, const Problem& p, const Dat
                        const VerifyOptions& opt = {});
 Outcome run_and_verify(Backend& b, const Variant& v, const Problem& p, const DataSpec& spec,
                        std::shared_ptr<const Expected> expected, const VerifyOptions& opt = {});
+// The same, and when the case got as far as a prepared run (a valid problem the variant
+// supports), the run is handed over to *kept after its verify(), whatever the outcome: its
+// buffers hold the inputs it was verified on, so the benchmark times the very run it verified.
+Outcome run_and_verify(Backend& b, const Variant& v, const Problem& p, const DataSpec& spec,
+                       std::shared_ptr<const Expected> expected, const VerifyOptions& opt,
+                       std::unique_ptr<PreparedRun>* kept);
 
 }  // namespace pg

@@ -38,6 +38,28 @@ constexpr size_t kBandGrain = size_t{64} << 10;
 
 size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
+// Element loops over a whole tensor run in contiguous slices on host threads, one slice per 4M
+// elements up to the machine's threads (a >2^31-element tensor takes a minute on one thread).
+size_t slice_count(int64_t n) {
+  constexpr int64_t kElementsPerSlice = int64_t{1} << 22;
+  return static_cast<size_t>(
+      std::clamp<int64_t>(n / kElementsPerSlice, 1, std::max(1u, std::thread::hardware_concurrency())));
+}
+
+// f(begin, end, s) for each slice s of [0, n), slice_count(n) of them.
+template <class F>
+void on_slices(int64_t n, const F& f) {
+  const auto slices = static_cast<int64_t>(slice_count(n));
+  if (slices == 1) {
+    f(int64_t{0}, n, size_t{0});
+    return;
+  }
+  std::vector<std::thread> pool;
+  for (int64_t s = 0; s < slices; ++s)
+    pool.emplace_back(f, n * s / slices, n * (s + 1) / slices, static_cast<size_t>(s));
+  for (std::thread& th : pool) th.join();
+}
+
 }  // namespace
 
 void poison_element(DType t, unsigned char* at) {
@@ -51,13 +73,17 @@ void poison_element(DType t, unsigned char* at) {
 
 // Filled by doubling copies: a fuzz case poisons about a megabyte of bands, and element by element
 // that was the largest single cost of a small case (14% of a CPU campaign's time).
+void poison_range(DType t, unsigned char* at, size_t bytes) {
+  const size_t size = static_cast<size_t>(dtype_size(t));
+  if (bytes < size) return;
+  poison_element(t, at);
+  const size_t whole = bytes / size * size;
+  for (size_t done = size; done < whole; done *= 2) std::memcpy(at + done, at, std::min(done, whole - done));
+}
+
 std::vector<unsigned char> poisoned(DType t, size_t bytes) {
   std::vector<unsigned char> out(bytes);
-  const size_t size = static_cast<size_t>(dtype_size(t));
-  if (bytes < size) return out;
-  poison_element(t, out.data());
-  const size_t whole = bytes / size * size;
-  for (size_t done = size; done < whole; done *= 2) std::memcpy(out.data() + done, out.data(), std::min(done, whole - done));
+  poison_range(t, out.data(), bytes);
   return out;
 }
 
@@ -87,19 +113,43 @@ std::string Guarded::untouched(Backend& b, const char* name) const {
   return "";
 }
 
-// `band_fill` is the dtype whose poison fills the bands; none fills them with zeros.
-Guarded make_guarded(Backend& b, const std::vector<unsigned char>& host_payload, const DType* band_fill) {
+namespace {
+
+// A guarded buffer's host image, allocated once at its final size (a full-size benchmark row's
+// image is hundreds of MB: every extra copy or reallocation costs a pass over fresh pages): the
+// bands filled, the payload left to `fill`, then the whole image uploaded.
+template <class Fill>
+Guarded guarded_with(Backend& b, size_t payload, const DType* band_fill, const Fill& fill) {
   Guarded g;
-  g.payload = host_payload.size();
+  g.payload = payload;
   g.front = round_up(std::max(kMinBand, std::min(g.payload, kMaxBand)), kBandGrain);
   g.back = g.front + (round_up(g.payload, kBandGrain) - g.payload);
-  g.host = band_fill ? poisoned(*band_fill, g.front) : std::vector<unsigned char>(g.front, 0);
-  g.host.insert(g.host.end(), host_payload.begin(), host_payload.end());
-  const auto tail = band_fill ? poisoned(*band_fill, g.back) : std::vector<unsigned char>(g.back, 0);
-  g.host.insert(g.host.end(), tail.begin(), tail.end());
+  g.host.resize(g.front + g.payload + g.back);
+  if (band_fill) {
+    poison_range(*band_fill, g.host.data(), g.front);
+    poison_range(*band_fill, g.host.data() + g.front + g.payload, g.back);
+  }
+  fill(g.host.data() + g.front);
   g.buffer = Buffer(b, g.host.size());
   b.upload(g.buffer.get(), g.host.data(), g.host.size());
   return g;
+}
+
+}  // namespace
+
+// `band_fill` is the dtype whose poison fills the bands; none fills them with zeros.
+Guarded make_guarded(Backend& b, const std::vector<unsigned char>& host_payload, const DType* band_fill) {
+  return guarded_with(b, host_payload.size(), band_fill,
+                      [&](unsigned char* at) { std::memcpy(at, host_payload.data(), host_payload.size()); });
+}
+
+Guarded make_guarded_values(Backend& b, DType t, const std::vector<double>& v, const char* name) {
+  return guarded_with(b, v.size() * static_cast<size_t>(dtype_size(t)), &t,
+                      [&](unsigned char* at) { encode_values_into(t, v, name, at); });
+}
+
+Guarded make_guarded_poisoned(Backend& b, DType t, size_t bytes) {
+  return guarded_with(b, bytes, &t, [&](unsigned char* at) { poison_range(t, at, bytes); });
 }
 
 std::string element_coord_text(Layout layout, int dims, int64_t channels, const int64_t* in, int64_t i) {
@@ -128,15 +178,31 @@ std::string format_double(double v) {
 
 std::vector<unsigned char> encode_values(DType t, const std::vector<double>& v, const char* name) {
   std::vector<unsigned char> out(v.size() * dtype_size(t));
-  for (size_t i = 0; i < v.size(); ++i) {
-    const auto at = static_cast<int64_t>(i);
-    store_from_double(t, out.data(), at, v[i]);
-    const double stored = load_as_double(t, out.data(), at);
-    if (!(stored == v[i] || (std::isnan(stored) && std::isnan(v[i]))))
-      throw Error(std::string("verified run: ") + name + "[" + std::to_string(i) + "] = " + format_double(v[i]) +
-                  " is not a " + dtype_name(t) + " value (the data must be exact in the problem's dtype)");
-  }
+  encode_values_into(t, v, name, out.data());
   return out;
+}
+
+void encode_values_into(DType t, const std::vector<double>& v, const char* name, unsigned char* out) {
+  // Each slice stops at its first value the dtype does not hold; the error names the first such
+  // value of the whole tensor, as one thread would.
+  const auto n = static_cast<int64_t>(v.size());
+  std::vector<int64_t> first_bad(slice_count(n), n);
+  on_slices(n, [&](int64_t begin, int64_t end, size_t s) {
+    for (int64_t i = begin; i < end; ++i) {
+      const double want = v[static_cast<size_t>(i)];
+      store_from_double(t, out, i, want);
+      const double stored = load_as_double(t, out, i);
+      if (!(stored == want || (std::isnan(stored) && std::isnan(want)))) {
+        first_bad[s] = i;
+        return;
+      }
+    }
+  });
+  const int64_t i = *std::min_element(first_bad.begin(), first_bad.end());
+  if (i < n)
+    throw Error(std::string("verified run: ") + name + "[" + std::to_string(i) + "] = " +
+                format_double(v[static_cast<size_t>(i)]) + " is not a " + dtype_name(t) +
+                " value (the data must be exact in the problem's dtype)");
 }
 
 void write_failure_file(const std::filesystem::path& path, const std::string& text) {
@@ -215,17 +281,8 @@ Mismatches compare_with_oracle(DType t, const unsigned char* got, const OracleAn
     slice->detail = detail.str();
   };
   const auto n = static_cast<int64_t>(want.dx->size());
-  constexpr int64_t kElementsPerSlice = int64_t{1} << 22;
-  const int64_t slices = std::clamp<int64_t>(n / kElementsPerSlice, 1, std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<Mismatches> results(static_cast<size_t>(slices));
-  if (slices == 1) {
-    compare(0, n, &results[0]);
-  } else {
-    std::vector<std::thread> pool;
-    for (int64_t s = 0; s < slices; ++s)
-      pool.emplace_back(compare, n * s / slices, n * (s + 1) / slices, &results[static_cast<size_t>(s)]);
-    for (std::thread& th : pool) th.join();
-  }
+  std::vector<Mismatches> results(slice_count(n));
+  on_slices(n, [&](int64_t begin, int64_t end, size_t s) { compare(begin, end, &results[s]); });
   Mismatches out;
   int64_t reported = 0;
   for (const Mismatches& r : results) {
@@ -299,9 +356,10 @@ Outcome verify_run(const CaseUnderTest& c, const VerifyOptions& opt, std::vector
   }
 
   const unsigned char* got = c.dx->payload_in(first);
-  output->assign(got, got + c.dx->payload);
+  const auto keep_copy = [&] { output->assign(got, got + c.dx->payload); };
   const Mismatches bad = compare_with_oracle(c.dtype, got, c.want, opt.max_reported, c.coord);
   if (bad.wrong) {
+    keep_copy();
     header(std::to_string(bad.wrong) + " of " + std::to_string(c.want.dx->size()) + " dx elements wrong",
            "dx elements wrong: " + bad.first_kind);
     msg << bad.detail;
@@ -310,12 +368,21 @@ Outcome verify_run(const CaseUnderTest& c, const VerifyOptions& opt, std::vector
 
   if (c.deterministic && opt.check_repeatable) {
     std::vector<unsigned char> second;
-    if (!run(&second)) return finish_fail();
+    if (!run(&second)) {
+      keep_copy();
+      return finish_fail();
+    }
     if (second != first) {
+      keep_copy();
       header("deterministic variant gave different bits on a second run", "not repeatable");
       return finish_fail();
     }
   }
+  // The payload moved down in place instead of copied out: a full-size benchmark row's dx is
+  // hundreds of MB, and a fresh copy costs a pass over fresh pages.
+  first.resize(c.dx->front + c.dx->payload);
+  first.erase(first.begin(), first.begin() + static_cast<std::ptrdiff_t>(c.dx->front));
+  *output = std::move(first);
   return out;
 }
 

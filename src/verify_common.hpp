@@ -26,6 +26,7 @@ inline constexpr size_t kMaxBand = size_t{64} << 20;
 // Bit patterns no kernel produces: NaNs with a payload. An element still holding one after a
 // run was never written.
 void poison_element(DType t, unsigned char* at);
+void poison_range(DType t, unsigned char* at, size_t bytes);
 std::vector<unsigned char> poisoned(DType t, size_t bytes);
 
 // A device allocation of its own with sentinel bands; `host` holds front band + payload + back
@@ -47,6 +48,10 @@ struct Guarded {
 
 // `band_fill` is the dtype whose poison fills the bands; none fills them with zeros.
 Guarded make_guarded(Backend& b, const std::vector<unsigned char>& host_payload, const DType* band_fill);
+// The same with the payload written in place, bands poisoned with `t`: values encoded in `t`
+// (refused as encode_values refuses them), or poison (an output).
+Guarded make_guarded_values(Backend& b, DType t, const std::vector<double>& v, const char* name);
+Guarded make_guarded_poisoned(Backend& b, DType t, size_t bytes);
 
 std::string format_double(double v);
 
@@ -57,6 +62,8 @@ std::string element_coord_text(Layout layout, int dims, int64_t channels, const 
 // Refuses values the dtype cannot hold: the kernel would see them rounded while the oracle's
 // answer came from the exact ones, and the mismatch would be blamed on the kernel.
 std::vector<unsigned char> encode_values(DType t, const std::vector<double>& v, const char* name);
+// The same into `out` (v.size() elements of t), on host threads for a large tensor.
+void encode_values_into(DType t, const std::vector<double>& v, const char* name, unsigned char* out);
 
 // dx as a kernel wrote it against the oracle's answer, element by element.
 struct OracleAnswer {

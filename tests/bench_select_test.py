@@ -112,6 +112,24 @@ def main():
     bad = run("bench", "--rows", rows_file, "--list", expect=2)
     check("line 3" in bad.stderr and "padding" in bad.stderr, f"bad rows file line: {bad.stderr!r}")
 
+    # Rows with a batch above 1: each variant is verified on the row's full problem (the oracle's
+    # one-sample answer repeated over the batch) and that very run is timed; the progress says
+    # each benchmark's wall time and each row's.
+    batch_rows = os.path.join(tmp, "batch_rows.txt")
+    with open(batch_rows, "w") as f:
+        f.write("b3 max2d: --op max_pool2d --input-size 3,5,20,20 --kernel-size 3 --stride 2 --padding 1\n"
+                "b3 max2d cl f16: --op max_pool2d --input-size 3,5,20,20 --kernel-size 3 --stride 2 --layout NHWC --dtype float16\n"
+                "b3 avg3d cl: --op avg_pool3d --input-size 3,2,6,8,8 --kernel-size 2 --stride 2 --layout NHWC\n"
+                "b3 max1d dilated: --op max_pool1d --input-size 3,4,50 --kernel-size 3 --stride 1 --padding 1 --dilation 2\n")
+    batch_report = os.path.join(tmp, "batch.json")
+    batch = run("bench", "--backend", "cpu", "--rows", batch_rows, "--min-time", "0.001", "--out", batch_report)
+    batch_runs = [b for b in json.load(open(batch_report))["benchmarks"] if not b["name"].startswith("copy/")]
+    check(len(batch_runs) >= 8, f"only {len(batch_runs)} benchmarks on the batch-3 rows")
+    for b in batch_runs:
+        check(not b.get("error_occurred"), f"batch-3 row {b['name']}: {b.get('error_message')}")
+    check(batch.stderr.count("row done: b3 ") == 4, f"not one 'row done' line per row:\n{batch.stderr[-2000:]}")
+    check(" s wall (" in batch.stderr, "no wall time in the progress lines")
+
     bad = run("bench", "--suite", "nope", "--list", expect=2)
     check(bad.stderr.count("\n") == 1 and "--suite" in bad.stderr, f"bad --suite: {bad.stderr!r}")
     bad = run("select", "--explain", "--op", "max_pool2d", "--input-size", "1,1,8", "--kernel-size", "2", expect=2)
