@@ -140,7 +140,10 @@ Guarded guarded_with(Backend& b, size_t payload, const DType* band_fill, const F
 // `band_fill` is the dtype whose poison fills the bands; none fills them with zeros.
 Guarded make_guarded(Backend& b, const std::vector<unsigned char>& host_payload, const DType* band_fill) {
   return guarded_with(b, host_payload.size(), band_fill,
-                      [&](unsigned char* at) { std::memcpy(at, host_payload.data(), host_payload.size()); });
+                      [&](unsigned char* at) {
+                        // An empty payload's data() may be null, which memcpy must not get.
+                        if (!host_payload.empty()) std::memcpy(at, host_payload.data(), host_payload.size());
+                      });
 }
 
 Guarded make_guarded_values(Backend& b, DType t, const std::vector<double>& v, const char* name) {
