@@ -27,9 +27,12 @@ expect_exit() {  # CODE COMMAND...: runs it, fails unless it exits CODE
 
 step "meson install -C $build --destdir $stage"
 # A build directory configured before pkgconfig.relocatable became a default keeps the old value.
-meson configure "$build" -Dpkgconfig.relocatable=true
+# Only then reconfigure: a reconfigure regenerates under this shell's PATH, where another nvcc may be
+# found first, and that rebuilds every GPU unit (CI, 2026-11-24: /usr/local/bin/nvcc).
+option() { meson introspect "$build" --buildoptions | python3 -c 'import json,sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == sys.argv[1]))' "$1"; }
+[ "$(option pkgconfig.relocatable)" = True ] || meson configure "$build" -Dpkgconfig.relocatable=true
 meson install -C "$build" --destdir "$stage" --quiet
-prefix=$(meson introspect "$build" --buildoptions | python3 -c 'import json,sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "prefix"))')
+prefix=$(option prefix)
 root=$stage$prefix
 poolgrad=$root/bin/poolgrad
 pcdir=$(dirname "$(find "$root" -name poolgrad.pc | head -1)")
