@@ -41,7 +41,8 @@ rc::Gen<ConvProblem> conv_problem(const ConvDomain& d, ConvShapeRule rule) {
   return rc::gen::resize(kFullSize, rc::gen::exec([d, rule] {
     ConvProblem p;
     p.dims = *rc::gen::inRange(d.min_dims, d.max_dims + 1);
-    p.n = *rc::gen::inRange<int64_t>(1, 4);
+    // N = 0 is legal (PyTorch takes an empty batch): dx is empty, and nothing may be launched or read.
+    p.n = *rc::gen::weightedOneOf<int64_t>({{1, rc::gen::just<int64_t>(0)}, {12, rc::gen::inRange<int64_t>(1, 4)}});
     p.layout = pick(d.layouts);
     p.dtype = pick(d.dtypes);
     // Groups: one (half the cases), a few, or depthwise (one input channel per group).

@@ -93,6 +93,7 @@ std::vector<ConvCheckCase> conv_check_set() {
     add(std::string("conv2d k3s2p1 ") + dtype_name(t), q, DataKind::real);
   }
   add("conv1d valid k5", make(1, 3, 2, 2, 1, {12}, {5}, {1}, {0}));
+  add("conv2d empty batch N=0", make(2, 0, 3, 4, 1, {6, 5}, {3, 3}, {1, 1}, {1, 1}));
   for (const ConvVariant& v : conv_variants())
     for (int i = 0; i < 3; ++i)
       add(v.name + " domain sample " + std::to_string(i + 1), domain_sample(v, i), i == 1 ? DataKind::real : DataKind::ints);

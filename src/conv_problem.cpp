@@ -116,7 +116,7 @@ bool product(std::initializer_list<int64_t> factors, int64_t* out) {
 
 std::string conv_validate(const ConvProblem& p) {
   if (p.dims < 1 || p.dims > 3) return "dims = " + std::to_string(p.dims) + " must be 1, 2 or 3";
-  if (p.n < 1) return "batch N = " + std::to_string(p.n) + " must be >= 1";
+  if (p.n < 0) return "batch N = " + std::to_string(p.n) + " must be >= 0";
   if (p.c < 1) return "input channels C = " + std::to_string(p.c) + " must be >= 1";
   if (p.k < 1) return "output channels K = " + std::to_string(p.k) + " must be >= 1";
   if (p.groups < 1) return "groups = " + std::to_string(p.groups) + " must be >= 1";

@@ -53,7 +53,8 @@ TEST(ConvProblem, ValidBaseAndString) {
 
 TEST(ConvProblem, EachBadParameterIsNamed) {
   EXPECT_EQ(error_after([](ConvProblem& p) { p.dims = 4; }), "dims = 4 must be 1, 2 or 3");
-  EXPECT_EQ(error_after([](ConvProblem& p) { p.n = 0; }), "batch N = 0 must be >= 1");
+  EXPECT_EQ(error_after([](ConvProblem& p) { p.n = -1; }), "batch N = -1 must be >= 0");
+  EXPECT_EQ(error_after([](ConvProblem& p) { p.n = 0; }), "");  // an empty batch, as PyTorch
   EXPECT_EQ(error_after([](ConvProblem& p) { p.c = 0; }), "input channels C = 0 must be >= 1");
   EXPECT_EQ(error_after([](ConvProblem& p) { p.k = -1; }), "output channels K = -1 must be >= 1");
   EXPECT_EQ(error_after([](ConvProblem& p) { p.groups = 0; }), "groups = 0 must be >= 1");
