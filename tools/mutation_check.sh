@@ -35,8 +35,18 @@ PY
   if ! ninja -C "$work/build" >"$work/build.log" 2>&1; then
     printf '%-4s %-6s %-6s %s\n' "$n" "build" "build" "$what (does not compile)"; continue
   fi
-  POOLGRAD_FAILURE_DIR="$work/failures" POOLGRAD_FUZZ_DEFAULT=$cases timeout 900 \
-    "$work/build/fuzz/fuzz_variants" --backend=cpu >"$work/fuzz-$n.log" 2>&1 && fuzz=missed || fuzz=caught
+  # The property fuzz of the mutant's family: pooling (fuzz_variants) or conv (fuzz_conv, and for
+  # the GPU-only conv.gemm its block steps run on the host: conv_gemm_host_tests).
+  fuzz=caught
+  if [[ $file == kernels/conv/* ]]; then
+    POOLGRAD_FAILURE_DIR="$work/failures" POOLGRAD_FUZZ_DEFAULT=$cases timeout 900 \
+      "$work/build/fuzz/fuzz_conv" --backend=cpu >"$work/fuzz-$n.log" 2>&1 &&
+      RC_PARAMS="max_success=$cases" timeout 900 "$work/build/tests/conv_gemm_host_tests" >>"$work/fuzz-$n.log" 2>&1 &&
+      fuzz=missed
+  else
+    POOLGRAD_FAILURE_DIR="$work/failures" POOLGRAD_FUZZ_DEFAULT=$cases timeout 900 \
+      "$work/build/fuzz/fuzz_variants" --backend=cpu >"$work/fuzz-$n.log" 2>&1 && fuzz=missed
+  fi
   # The suite runs the same fuzz, so it only needs running when the fuzz alone missed.
   suite=caught
   if [ $fuzz = missed ]; then
