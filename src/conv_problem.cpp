@@ -250,7 +250,11 @@ bool parse_conv_problem(const std::string& text, ConvProblem* result, std::strin
     *error = "problem: pad= and pb=/pe= exclude each other";
     return false;
   }
-  for (const auto& [key, value] : kv) {
+  for (const auto& entry : kv) {
+    // Named, not a structured binding: clang before 16 cannot capture those in the lambda below
+    // (tools/fuzz_parsers.sh builds this file with Debian's clang 14).
+    const std::string& key = entry.first;
+    const std::string& value = entry.second;
     bool ok = true;
     auto number = [&](int64_t* out) {
       if (parse_int(value, out)) return true;

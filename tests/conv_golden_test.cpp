@@ -252,6 +252,12 @@ std::vector<Case> hand_built() {
   unbatched.x.header.shape = unbatched.dx.header.shape = {1, 5};
   unbatched.y.header.shape = unbatched.dy.header.shape = {1, 3};
   add(unbatched);
+  Case empty = k;  // N = 0: PyTorch gives y (0, K, out) and dx (0, C, in)
+  empty.x = array(NpyType::f64, {0, 1, 5}, {});
+  empty.y = array(NpyType::f64, {0, 1, 3}, {});
+  empty.dy = array(NpyType::f64, {0, 1, 3}, {});
+  empty.dx = array(NpyType::f64, {0, 1, 5}, {});
+  add(empty);
 
   Case same;  // even kernel: the odd pad goes to the end
   same.op = "conv1d";

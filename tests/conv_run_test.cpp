@@ -134,7 +134,8 @@ TEST(ConvRun, EachBadParameterIsNamed) {
             "--weight shape (6, 4, 3, 3) has 4 input channels per group; input C = 4 with groups = 2 needs 2");
   EXPECT_EQ(refusal(ok, image, header(NpyType::i64, {6, 2, 3, 3})),
             "--weight dtype int64 must be float16, bfloat16, float32 or float64");
-  EXPECT_EQ(refusal(ok, {0, 4, 6, 5}, w), "batch N = 0 must be >= 1");
+  EXPECT_EQ(refusal(ok, {0, 4, 6, 5}, w), "");  // an empty batch, as PyTorch takes it
+  EXPECT_EQ(refusal(ok, {-1, 4, 6, 5}, w), "batch N = -1 must be >= 0");
   EXPECT_EQ(refusal(ok, {2, 4, 0, 5}, w), "input size H = 0 must be >= 1");
   EXPECT_NE(refusal(ok, {int64_t{1} << 40, 4, int64_t{1} << 20, 5}, w).find("overflows int64"), std::string::npos);
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing of poolgrad's parsers with clang's libFuzzer (+ ASan, UBSan):
-#   tools/fuzz_parsers.sh build              builds build-fuzz/{npy,problem,cli}_fuzz
-#   tools/fuzz_parsers.sh run NAME SECONDS   fuzzes one of npy|problem|cli from fuzz/parsers/corpus/NAME;
+#   tools/fuzz_parsers.sh build              builds build-fuzz/{npy,problem,cli,conv_cli}_fuzz
+#   tools/fuzz_parsers.sh run NAME SECONDS   fuzzes one of npy|problem|cli|conv_cli from fuzz/parsers/corpus/NAME;
 #                                            new inputs go to build-fuzz/found-NAME, a crash to build-fuzz/
 #   tools/fuzz_parsers.sh minimize NAME      merges corpus + finds down to a set cover of their coverage
 # `meson test` replays each corpus without clang (fuzz/meson.build). On a shared machine run one
@@ -13,12 +13,13 @@ flags=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recov
 declare -A sources=(
   [npy]="fuzz/parsers/npy_fuzz.cpp src/npy.cpp src/output_file.cpp"
   [problem]="fuzz/parsers/problem_fuzz.cpp src/problem.cpp src/parse_number.cpp reference/pool_reference.cpp"
-  [cli]="fuzz/parsers/cli_fuzz.cpp src/cli/pool_options.cpp src/cli/parse_options.cpp src/pool_plan.cpp src/axis_options.cpp src/profile.cpp src/npy.cpp src/output_file.cpp src/problem.cpp src/parse_number.cpp"
+  [cli]="fuzz/parsers/cli_fuzz.cpp src/cli/pool_options.cpp src/cli/parse_options.cpp src/pool_plan.cpp src/axis_options.cpp src/profile.cpp src/npy.cpp src/output_file.cpp src/problem.cpp src/parse_number.cpp src/conv_plan.cpp src/conv_problem.cpp"
+  [conv_cli]="fuzz/parsers/conv_cli_fuzz.cpp src/cli/pool_options.cpp src/cli/parse_options.cpp src/pool_plan.cpp src/axis_options.cpp src/profile.cpp src/npy.cpp src/output_file.cpp src/problem.cpp src/parse_number.cpp src/conv_plan.cpp src/conv_problem.cpp"
 )
 case "${1:-}" in
   build)
     mkdir -p "$out"
-    for name in npy problem cli; do
+    for name in npy problem cli conv_cli; do
       # shellcheck disable=SC2086
       clang++ "${flags[@]}" ${sources[$name]} -o "$out/${name}_fuzz" -lpthread
       echo "built $out/${name}_fuzz"
@@ -35,5 +36,5 @@ case "${1:-}" in
     rm -rf "$out/min-$name" && mkdir -p "$out/min-$name"
     "$out/${name}_fuzz" -set_cover_merge=1 -max_len=4096 "$out/min-$name" "$corpus" "$out/found-$name"
     rm -f "$corpus"/* && cp "$out/min-$name"/* "$corpus"/ ;;
-  *) echo "usage: tools/fuzz_parsers.sh build | run npy|problem|cli SECONDS | minimize NAME" >&2; exit 2 ;;
+  *) echo "usage: tools/fuzz_parsers.sh build | run npy|problem|cli|conv_cli SECONDS | minimize NAME" >&2; exit 2 ;;
 esac

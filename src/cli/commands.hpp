@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "src/conv_problem.hpp"
+#include "src/conv_plan.hpp"
 #include "src/pool_plan.hpp"
 
 namespace pg {
@@ -57,6 +57,12 @@ struct PaddingOption {
   std::vector<int64_t> values;
 };
 PaddingOption parse_padding(const std::string& text);
+
+// Whether the command line gave `name` (which not every subcommand has).
+bool option_given(const CLI::App& cmd, const char* name);
+// Conv's ConvArgs from the parsed options (after parse_pool_numbers): --padding as integers or
+// same/valid, --groups strictly; the rest as parse_pool_numbers left them.
+ConvArgs parse_conv_args(const CLI::App& cmd, const PoolCommandOptions& opts);
 
 // Convolution's part of forward/backward (conv_commands.cpp).
 bool is_conv_op(const std::string& op);

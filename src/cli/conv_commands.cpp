@@ -15,28 +15,6 @@ constexpr const char* kPoolingOnly[] = {"--kernel-size", "--auto-pad", "--ceil-m
                                         "--divisor-override", "--profile", "--indices", "--indices-output"};
 constexpr const char* kConvOnly[] = {"--weight", "--groups", "--input-size"};
 
-// Whether the command line gave `name` (which not every subcommand has).
-bool given(const CLI::App& cmd, const char* name) {
-  const CLI::Option* option = cmd.get_option_no_throw(name);
-  return option && option->count() > 0;
-}
-
-ConvArgs conv_args(const CLI::App& cmd, const PoolCommandOptions& o) {
-  ConvArgs a;
-  a.op = o.args.op;
-  a.stride = o.args.stride;
-  if (given(cmd, "--padding")) {
-    const PaddingOption padding = parse_padding(o.padding);
-    a.padding = padding.values;
-    a.pad_mode = padding.mode;
-  }
-  a.pads = o.args.pads;
-  a.dilation = o.args.dilation;
-  a.groups = parse_int_option(o.conv.groups, "--groups");
-  a.layout = o.args.layout;
-  return a;
-}
-
 void require(const std::string& value, const char* option, const std::string& op) {
   if (value.empty()) throw InvalidInput(std::string(option) + " is required for " + op);
 }
@@ -49,7 +27,7 @@ int forward(const CLI::App& cmd, const PoolCommandOptions& o) {
   if (!npy_type_is_float(x.type))
     throw InvalidInput(std::string("--input dtype ") + npy_type_name(x.type) +
                        " must be float16, bfloat16, float32 or float64");
-  const ConvPlan plan = plan_conv(conv_args(cmd, o), x.shape, "--input shape", read_npy_header(o.conv.weight));
+  const ConvPlan plan = plan_conv(parse_conv_args(cmd, o), x.shape, "--input shape", read_npy_header(o.conv.weight));
   check_conv_input(plan, x);
   write_file_atomically({"--output", o.output}, format_npy(conv_forward_npy(plan, read_npy(o.input), read_npy(o.conv.weight))));
   return kExitOk;
@@ -57,12 +35,12 @@ int forward(const CLI::App& cmd, const PoolCommandOptions& o) {
 
 int backward(const CLI::App& cmd, const PoolCommandOptions& o) {
   require(o.conv.weight, "--weight", o.args.op);
-  if (!given(cmd, "--input-size")) throw InvalidInput("--input-size is required for " + o.args.op + " backward");
+  if (!option_given(cmd, "--input-size")) throw InvalidInput("--input-size is required for " + o.args.op + " backward");
   if (!o.input.empty())
     throw InvalidInput("--input: " + o.args.op + " backward-data reads no x; give its shape as --input-size");
   check_paths({{"--weight", o.conv.weight}, {"--grad-output", o.grad_output}}, {{"--output", o.output}});
   const std::vector<int64_t> input_size = parse_int_list(o.conv.input_size, "--input-size");
-  const ConvPlan plan = plan_conv(conv_args(cmd, o), input_size, "--input-size", read_npy_header(o.conv.weight));
+  const ConvPlan plan = plan_conv(parse_conv_args(cmd, o), input_size, "--input-size", read_npy_header(o.conv.weight));
   check_conv_grad_output(plan, read_npy_header(o.grad_output));
   write_file_atomically({"--output", o.output},
                         format_npy(conv_backward_npy(plan, read_npy(o.conv.weight), read_npy(o.grad_output),
@@ -74,12 +52,12 @@ int backward(const CLI::App& cmd, const PoolCommandOptions& o) {
 
 void refuse_conv_options(const CLI::App& cmd, const std::string& op) {
   for (const char* name : kConvOnly)
-    if (given(cmd, name)) throw InvalidInput(std::string(name) + " applies to conv1d..conv3d only, not " + op);
+    if (option_given(cmd, name)) throw InvalidInput(std::string(name) + " applies to conv1d..conv3d only, not " + op);
 }
 
 int run_conv_command(const CLI::App& cmd, PoolCommandOptions& o) {
   for (const char* name : kPoolingOnly)
-    if (given(cmd, name)) throw InvalidInput(std::string(name) + " applies to pooling only, not " + o.args.op);
+    if (option_given(cmd, name)) throw InvalidInput(std::string(name) + " applies to pooling only, not " + o.args.op);
   if (&cmd == o.forward && o.args.variant != "oracle")
     throw InvalidInput("--variant = " + o.args.variant + ": forward runs the oracle only (variants are backward kernels)");
   return &cmd == o.forward ? forward(cmd, o) : backward(cmd, o);

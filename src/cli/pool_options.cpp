@@ -72,6 +72,28 @@ void take_pooling_padding(PoolCommandOptions& o) {
   o.args.padding = padding.values;
 }
 
+// Whether the command line gave `name` (which not every subcommand has).
+bool option_given(const CLI::App& cmd, const char* name) {
+  const CLI::Option* option = cmd.get_option_no_throw(name);
+  return option && option->count() > 0;
+}
+
+ConvArgs parse_conv_args(const CLI::App& cmd, const PoolCommandOptions& o) {
+  ConvArgs a;
+  a.op = o.args.op;
+  a.stride = o.args.stride;
+  if (option_given(cmd, "--padding")) {
+    const PaddingOption padding = parse_padding(o.padding);
+    a.padding = padding.values;
+    a.pad_mode = padding.mode;
+  }
+  a.pads = o.args.pads;
+  a.dilation = o.args.dilation;
+  a.groups = parse_int_option(o.conv.groups, "--groups");
+  a.layout = o.args.layout;
+  return a;
+}
+
 void add_pool_commands(CLI::App& app, PoolCommandOptions& opts) {
   opts.forward = app.add_subcommand("forward", "output of one pooling (and max indices) or conv problem, by the oracle");
   opts.backward = app.add_subcommand("backward", "input gradient of one pooling problem (oracle or a variant) or conv problem (oracle)");

@@ -1,0 +1,76 @@
+// libFuzzer entry for the conv side of `poolgrad forward|backward --op convNd`: the input's first
+// line is the weight's shape (K, C/groups, kernel... as a comma list; the kernel sizes reach the
+// problem only through it), the other lines are the argument list. CLI11 with poolgrad's option
+// table, the strict number and list parsing (parse_pool_numbers, parse_conv_args) and plan_conv
+// against the weight header and --input-size (or a fixed input). Every outcome must be a valid
+// plan or one InvalidInput / CLI11 parse error on one line; nothing may crash, overflow or throw
+// anything else.
+#include <CLI/CLI.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "src/conv_plan.hpp"
+#include "src/invalid_input.hpp"
+#include "src/cli/commands.hpp"
+#include "src/cli/parse_options.hpp"
+
+namespace {
+
+std::vector<std::string> lines_of(const uint8_t* data, size_t size) {
+  std::vector<std::string> lines(1);
+  for (size_t i = 0; i < size; ++i) {
+    if (data[i] == '\n') lines.emplace_back();
+    else lines.back() += static_cast<char>(data[i]);
+  }
+  return lines;
+}
+
+void one_line_or_trap(const std::string& message) {
+  if (message.empty() || message.find('\n') != std::string::npos) __builtin_trap();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::vector<std::string> lines = lines_of(data, size);
+  pg::NpyHeader weight;
+  weight.type = pg::NpyType::f32;
+  try {
+    weight.shape = pg::parse_int_list(lines[0], "weight shape");
+  } catch (const pg::InvalidInput&) {
+    weight.shape = {6, 2, 3, 3};
+  }
+  for (int64_t& v : weight.shape)
+    if (v < 0) v = 0;  // an .npy header never holds a negative size (src/npy.cpp refuses it)
+  std::vector<std::string> args = {"poolgrad"};
+  args.insert(args.end(), lines.begin() + 1, lines.end());
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+
+  CLI::App app{"fuzz"};
+  app.require_subcommand(1);
+  pg::PoolCommandOptions opts;
+  pg::add_pool_commands(app, opts);
+  try {
+    app.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const CLI::ParseError&) {
+    return 0;
+  }
+  const CLI::App* cmd = opts.forward->parsed() ? opts.forward : opts.backward;
+  if (!pg::is_conv_op(opts.args.op)) return 0;  // pooling: fuzz/parsers/cli_fuzz.cpp
+  try {
+    pg::parse_pool_numbers(*cmd, opts);
+    std::vector<int64_t> input = {2, 4, 7, 8};
+    if (pg::option_given(*cmd, "--input-size")) input = pg::parse_int_list(opts.conv.input_size, "--input-size");
+    const pg::ConvPlan plan = pg::plan_conv(pg::parse_conv_args(*cmd, opts), input, "--input-size", weight);
+    if (!pg::conv_validate(plan.problem).empty()) __builtin_trap();  // plan_conv returns only valid problems
+    for (int64_t v : plan.output_shape)
+      if (v < 0) __builtin_trap();
+  } catch (const pg::InvalidInput& e) {
+    one_line_or_trap(e.what());
+  }
+  return 0;
+}
