@@ -99,7 +99,7 @@ std::vector<const Variant*> runnable(Op op, bool (*keep)(const Variant&)) {
 
 // Every problem of the domain has windows no two of which share an input element.
 bool disjoint_domain(const Variant& v) {
-  if (v.domain.windows == WindowRule::disjoint) return true;
+  if (v.domain.windows == WindowRule::disjoint || v.domain.windows == WindowRule::single) return true;
   if (v.domain.windows != WindowRule::listed) return false;
   for (const WindowShape& s : v.domain.shapes)
     if (s.stride < s.kernel) return false;

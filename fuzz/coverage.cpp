@@ -73,6 +73,20 @@ bool window_without_tap(const Problem& p, int a) {
   return false;
 }
 
+// One window per plane (output size 1 on every axis) whose taps are every input position.
+bool plane_window_whole(const Problem& p) {
+  for (int a = 0; a < kAxes; ++a) {
+    if (p.out[a] != 1) return false;
+    int64_t inside = 0;  // taps are distinct positions: all of them inside iff in of them are
+    for (int64_t k = 0; k < p.kernel[a]; ++k) {
+      const int64_t s = -p.pad_begin[a] + k * p.dilation[a];
+      inside += s >= 0 && s < p.in[a];
+    }
+    if (inside != p.in[a]) return false;
+  }
+  return true;
+}
+
 bool listed_overhang_possible(const Domain& d) {
   if (d.whole_windows) return false;
   for (const WindowShape& s : d.shapes)
@@ -100,6 +114,10 @@ std::vector<std::string> observed_tags(const Problem& p, const DataSpec& spec, I
   if (no_tap && p.n > 0) t.push_back("window with no tap inside the input");
   t.push_back(p.windows_disjoint() ? "disjoint windows" : "overlapping windows");
   if (p.n == 0) t.push_back("empty batch");
+  if (p.out[0] == 1 && p.out[1] == 1 && p.out[2] == 1) {
+    t.push_back(plane_window_whole(p) ? "one window per plane, covering it" : "one window per plane, with gaps");
+    if (p.in_elems() % (16 / dtype_size(p.dtype)) == 0) t.push_back("dx a whole number of 16-byte packs");
+  }
   if (p.layout == Layout::channels_last && p.c % (16 / dtype_size(p.dtype)) != 0)
     t.push_back("channels-last, C not a whole number of packs");
   if (p.op == Op::avg) {
@@ -125,7 +143,9 @@ std::vector<std::string> admitted_tags(const Variant& v) {
   for (int dims = lo_dims; dims <= d.max_dims; ++dims) t.push_back(std::to_string(dims) + "D");
   for (Layout l : d.layouts) t.push_back(layout_tag(l));
   for (DType x : d.dtypes) t.push_back(dtype_name(x));
-  if (d.ceil_mode && (!listed || listed_overhang_possible(d))) t.push_back("ceil overhang");
+  // One window per plane never overhangs: a second would start before its end.
+  if (d.ceil_mode && d.windows != WindowRule::single && (!listed || listed_overhang_possible(d)))
+    t.push_back("ceil overhang");
   if (!listed) {
     if (d.dilation) t.push_back("padding with dilation");
     if (!d.pads_symmetric) {
@@ -143,6 +163,11 @@ std::vector<std::string> admitted_tags(const Variant& v) {
   // packed C reaches this.
   if (!d.contiguous_packs && std::find(d.layouts.begin(), d.layouts.end(), Layout::channels_last) != d.layouts.end())
     t.push_back("channels-last, C not a whole number of packs");
+  if (d.windows == WindowRule::single) {
+    t.push_back("one window per plane, covering it");
+    t.push_back("one window per plane, with gaps");
+    t.push_back("dx a whole number of 16-byte packs");
+  }
   if (v.op == Op::avg) {
     for (Divisor x : d.divisors) t.push_back(divisor_name(x));
     if (d.divisor_override) t.push_back("divisor_override");

@@ -68,6 +68,18 @@ void free_axis(Problem& p, int a, const Domain& d, bool asymmetric) {
   }
 }
 
+// The input length of an axis drawn by free_axis() that gives it exactly one window (floor
+// sizes): in + pads - effective kernel below the stride. Pads too large for any such length
+// are dropped. Half the time the shortest length, where the window covers the most of the axis
+// (all of it when no dilation leaves gaps): global pooling.
+int64_t single_window_length(Problem& p, int a) {
+  const int64_t eff = p.effective_kernel(a);
+  if (eff - p.pad_begin[a] - p.pad_end[a] + p.stride[a] - 1 < 1) p.pad_begin[a] = p.pad_end[a] = 0;
+  const int64_t lo = std::max<int64_t>(1, eff - p.pad_begin[a] - p.pad_end[a]);
+  const int64_t hi = eff - p.pad_begin[a] - p.pad_end[a] + p.stride[a] - 1;
+  return *rc::gen::weightedOneOf<int64_t>({{1, rc::gen::just(lo)}, {1, rc::gen::inRange<int64_t>(lo, hi + 1)}});
+}
+
 }  // namespace
 
 rc::Gen<Problem> problem(Op op, const Domain& d) {
@@ -102,10 +114,21 @@ rc::Gen<Problem> problem(Op op, const Domain& d) {
       } else {
         free_axis(p, a, d, asymmetric);
       }
+      if (d.windows == WindowRule::single) {
+        p.in[a] = single_window_length(p, a);
+        continue;
+      }
       const int64_t min_len = std::max<int64_t>(1, p.effective_kernel(a) - p.pad_begin[a] - p.pad_end[a]);
       int64_t unit = d.whole_windows ? p.kernel[a] : 1;
       if (packed_w && a == kAxes - 1) unit = std::lcm(unit, pack);
       p.in[a] = length(min_len, d.reach[a], unit);
+    }
+    // One window per plane in floor mode by construction; ceil mode may add a second, which
+    // PyTorch's start-inside rule does not always take back: then floor sizes.
+    if (d.windows == WindowRule::single && p.ceil_mode) {
+      Problem ceil = p;
+      finalize(ceil);
+      for (int a = 0; a < kAxes; ++a) p.ceil_mode = p.ceil_mode && ceil.out[a] == 1;
     }
     if (op == Op::avg) {
       p.divisor = pick(d.divisors);

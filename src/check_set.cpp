@@ -73,6 +73,17 @@ Problem domain_sample(const Variant& v, int i) {
       p.stride[a] = p.kernel[a] + (i == 2);
       p.pad_begin[a] = i == 0 ? 0 : 1;
       p.pad_end[a] = i == 2 && !d.pads_symmetric ? 0 : p.pad_begin[a];
+    } else if (d.windows == WindowRule::single) {
+      // Global pooling (a 7-wide window over 7 inputs), a dilated window with padding, and a
+      // window that leaves the input's last position uncovered.
+      const int64_t k[] = {7, 3, 4}, s[] = {7, 1, 5}, dil[] = {1, 2, 1}, pb[] = {0, 1, 1}, pe[] = {0, 1, 0};
+      p.kernel[a] = k[i];
+      p.stride[a] = s[i];
+      p.dilation[a] = d.dilation ? dil[i] : 1;
+      p.pad_begin[a] = pb[i];
+      p.pad_end[a] = d.pads_symmetric ? pb[i] : pe[i];
+      p.in[a] = p.effective_kernel(a) - p.pad_begin[a] - p.pad_end[a] + (i == 2);
+      continue;
     } else {
       const int64_t k[] = {3, 2, 1}, s[] = {2, 1, 2}, dil[] = {1, 2, 1}, pb[] = {1, 1, 1}, pe[] = {1, 1, 0};
       p.kernel[a] = k[i];

@@ -56,6 +56,12 @@ Domain::Verdict Domain::admits(const Problem& p) const {
   }
   if (windows == WindowRule::disjoint && !p.windows_disjoint())
     return no("windows overlap (stride < effective kernel on some axis)");
+  if (windows == WindowRule::single) {
+    for (int a = 0; a < kAxes; ++a)
+      if (p.out[a] != 1)
+        return no(std::string("window: one per plane only (output size 1); ") + "DHW"[a] + " has " +
+                  std::to_string(p.out[a]));
+  }
   if (windows == WindowRule::listed) {
     int first = 0;
     while (first < trivial_leading && first < kAxes - 1 && axis_trivial(p, first)) ++first;
@@ -89,6 +95,7 @@ std::string Domain::describe_windows() const {
   std::ostringstream o;
   if (windows == WindowRule::any) o << "any";
   if (windows == WindowRule::disjoint) o << "disjoint (stride >= effective kernel)";
+  if (windows == WindowRule::single) o << "one per plane (output size 1 on every axis)";
   if (windows == WindowRule::listed) {
     for (size_t i = 0; i < shapes.size(); ++i) {
       const WindowShape& s = shapes[i];

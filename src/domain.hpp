@@ -23,6 +23,7 @@ enum class WindowRule : uint8_t {
   any,       // every window: kernel, stride, dilation, pads as validate() allows
   disjoint,  // stride >= effective kernel on every axis
   listed,    // every non-trivial axis has the same one of `shapes`
+  single,    // one window per plane: output size 1 on every axis (global pooling), any window
 };
 
 struct Domain {

@@ -1,6 +1,7 @@
 // The average-pool variants, each once. Adding one is a file in kernels/avg/ and a line here.
 #pragma once
 
+#include "kernels/avg/avg_broadcast_plane.hpp"
 #include "kernels/avg/avg_direct.hpp"
 #include "kernels/avg/avg_direct_exact_cf.hpp"
 #include "kernels/avg/avg_direct_exact_cl.hpp"
@@ -15,6 +16,6 @@
 namespace pg {
 
 using AvgVariants = VariantList<AvgScatterAtomic, AvgGather, AvgGatherBox3, AvgDirect, AvgDirectExactCl, AvgDirectExactCf,
-                                AvgGatherTiled, AvgGatherK3S2, AvgGatherStream>;
+                                AvgGatherTiled, AvgGatherK3S2, AvgGatherStream, AvgBroadcastPlane>;
 
 }  // namespace pg
