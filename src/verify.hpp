@@ -2,7 +2,8 @@
 // and the benchmark all use.
 //
 // problem -> validate -> data -> oracle -> device buffers (outputs poisoned, every buffer its
-// own allocation inside sentinel bands of at least 128 KiB and at least its own size) ->
+// own allocation inside sentinel bands at least its own size and at least 128 KiB on a GPU,
+// 32 KiB on the CPU backend, whose guard pages fault beyond them) ->
 // variant -> compare against the oracle's per-element bound (f16/bf16: the exact
 // round-to-nearest-even of the f32 sum's range) -> report, with a replay line on failure.
 //

@@ -25,7 +25,7 @@
 namespace pg {
 namespace {
 
-// Sentinel bands on each side of every buffer: at least kMinBand, and as long as the payload up
+// Sentinel bands on each side of every buffer: at least kMinBand (on a GPU), and as long as the payload up
 // to kMaxBand, so that an index off by a whole (fuzz-sized) tensor still lands in a band. The cap
 // keeps the benchmark's full-size tensors from tripling: uncapped, poisoning and uploading bands
 // as large as a 537 MB tensor made a full pool_bench run take 9.4 minutes on an H100 (2026-11-23).
@@ -37,6 +37,22 @@ constexpr size_t kMinBand = size_t{128} << 10;
 constexpr size_t kBandGrain = size_t{64} << 10;
 
 size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+// On the CPU backend any access beyond the bands faults in its guards (src/cpu_backend.cpp):
+// still a failure with its case file and replay line, but one that ends the process, so a
+// campaign stops there. So the bands there are smaller, not gone: 32 KiB at least, in whole
+// pages. The GPU floor of 128 KiB in 64 KiB grains was a third of a CPU campaign's time:
+// poisoning, uploading, downloading and comparing ~300 KiB of bands per buffer for payloads of a
+// few KiB (perf, 2026-11-24: memmove 19%, memset 10%, memcmp 7% of the samples).
+constexpr size_t kCpuMinBand = size_t{32} << 10;
+struct BandRule {
+  size_t min, grain;
+};
+BandRule band_rule(const Backend& b) {
+  if (b.kind() != BackendKind::cpu) return {kMinBand, kBandGrain};
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return {round_up(kCpuMinBand, page), page};
+}
 
 // Element loops over a whole tensor run in contiguous slices on host threads, one slice per 4M
 // elements up to the machine's threads (a >2^31-element tensor takes a minute on one thread).
@@ -122,8 +138,9 @@ template <class Fill>
 Guarded guarded_with(Backend& b, size_t payload, const DType* band_fill, const Fill& fill) {
   Guarded g;
   g.payload = payload;
-  g.front = round_up(std::max(kMinBand, std::min(g.payload, kMaxBand)), kBandGrain);
-  g.back = g.front + (round_up(g.payload, kBandGrain) - g.payload);
+  const BandRule rule = band_rule(b);
+  g.front = round_up(std::max(rule.min, std::min(g.payload, kMaxBand)), rule.grain);
+  g.back = g.front + (round_up(g.payload, rule.grain) - g.payload);
   g.host.resize(g.front + g.payload + g.back);
   if (band_fill) {
     poison_range(*band_fill, g.host.data(), g.front);

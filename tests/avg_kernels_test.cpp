@@ -396,6 +396,8 @@ TEST(AvgKernels, EveryVariantHonoursEveryDivisorRule) {
       avg_problem(2, 3, {4, 6, 16}, 2, 2, 0),        // exact tiling, channels-first
       cl(avg_problem(2, 8, {4, 6, 8}, 2, 2, 0)),     // exact tiling, channels-last
       avg_problem(1, 2, {9, 11}, 2, 3, 0),           // disjoint with gaps
+      avg_problem(2, 3, {7, 7}, 7, 7, 0),            // global pooling: broadcast.plane
+      cl(avg_problem(2, 8, {5, 6}, 7, 7, 3)),        // one padded window per plane, channels-last
   };
   std::vector<std::string> taken;
   for (Problem p : cases)
