@@ -96,8 +96,9 @@ struct AvgBroadcastPlaneBody {
     }
     Idx outer = rest;  // n * C + c channels-first, n channels-last
     Pack<T, V> out;
-    if constexpr (kChannelsLast && V > 1) {
-      // C is a whole number of packs: the V lanes are channels ch..ch+V-1 of one position.
+    if constexpr (kChannelsLast) {
+      // The V lanes (C is a whole number of packs when V > 1) are channels ch..ch+V-1 of one
+      // position: one tap test, dy read as one pack.
       if (win.is_tap(s)) {
         const Pack<T, V> d = load_pack<V>(dy, outer * c + ch);
 #pragma unroll
@@ -107,28 +108,22 @@ struct AvgBroadcastPlaneBody {
         for (int v = 0; v < V; ++v) out.v[v] = from_accum<T>(A(0));
       }
     } else {
+      // The lanes may cross rows and planes: each steps from the one before, and a plane's
+      // quotient is computed once for the lanes inside it.
       Idx cached = -1;
       T q = from_accum<T>(A(0));
 #pragma unroll
       for (int v = 0; v < V; ++v) {
-        const Idx at = kChannelsLast ? outer * c + ch : outer;
         if (win.is_tap(s)) {
-          if (at != cached) {
-            q = quotient(at);
-            cached = at;
+          if (outer != cached) {
+            q = quotient(outer);
+            cached = outer;
           }
           out.v[v] = q;
         } else {
           out.v[v] = from_accum<T>(A(0));
         }
-        if (kChannelsLast) {
-          if (++ch == c) {
-            ch = 0;
-            if (win.step(s)) ++outer;
-          }
-        } else if (win.step(s)) {
-          ++outer;
-        }
+        if (win.step(s)) ++outer;
       }
     }
     store_pack<V>(dx, e, out);
