@@ -56,7 +56,14 @@ fuzz::Targets select_targets(const FuzzCommandOptions& o, bool cpu, bool gpu) {
   } catch (const std::regex_error& e) {
     throw InvalidInput("--variants '" + o.variants + "' is not a regular expression (" + e.what() + ")");
   }
-  fuzz::Targets targets = fuzz::registered_targets(pattern, cpu, gpu);
+  // As `poolgrad check`: a vendor library's variants only when --variants is given (and matches).
+  const bool named = o.fuzz->count("--variants") > 0;
+  fuzz::Targets targets = fuzz::registered_targets(pattern, cpu, gpu, named);
+  if (!named) {
+    std::string left;
+    for (const std::string& n : fuzz::vendor_variants_matching(pattern)) left += (left.empty() ? "" : ", ") + n;
+    if (!left.empty()) std::printf("vendor variants not in this campaign (name them with --variants): %s\n", left.c_str());
+  }
   if (targets.empty())
     throw InvalidInput("--variants '" + o.variants + "' selects no variant that runs on the chosen backends (see poolgrad variants)");
   return targets;
@@ -143,7 +150,8 @@ void add_fuzz_commands(CLI::App& app, FuzzCommandOptions& o) {
   o.fuzz->add_option("--minutes", o.minutes, "run this long (default 1)");
   o.fuzz->add_option("--cases", o.cases, "instead of a time: this many cases per variant and backend");
   o.fuzz->add_option("--seed", o.seed, "campaign seed (default: random, printed); same seed and shard, same cases");
-  o.fuzz->add_option("--variants", o.variants, "regular expression on variant names (default: all)");
+  o.fuzz->add_option("--variants", o.variants,
+                     "regular expression on variant names (default: all but a vendor library's, cudnn.*)");
   o.fuzz->add_option("--backend", o.backend, "cpu, gpu or all (default)");
   o.fuzz->add_option("--devices", o.devices, "GPUs: all (default) or a list like 0,1");
   o.fuzz->add_option("--jobs", o.jobs, "host threads running oracle and cases (default: all cores)");
