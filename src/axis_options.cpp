@@ -31,4 +31,15 @@ void per_axis(const std::string& option, const std::vector<int64_t>& given, int 
   for (int i = 0; i < dims; ++i) out[kAxes - dims + i] = given[given.size() == 1 ? 0 : i];
 }
 
+void onnx_pads(const std::vector<int64_t>& pads, int dims, int64_t* begin, int64_t* end) {
+  const size_t n = static_cast<size_t>(dims);
+  if (pads.size() != 2 * n)
+    throw InvalidInput("--pads = " + list_text(pads) + " has " + std::to_string(pads.size()) + " values; a " +
+                       std::to_string(dims) + "D op takes " + std::to_string(2 * n) + " (every begin, then every end)");
+  for (size_t i = 0; i < n; ++i) {
+    begin[kAxes - n + i] = pads[i];
+    end[kAxes - n + i] = pads[n + i];
+  }
+}
+
 }  // namespace pg

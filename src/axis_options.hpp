@@ -1,4 +1,4 @@
-// Small pieces the .npy front ends (pooling: src/pool_plan.cpp, conv: src/conv_run.cpp) share:
+// Small pieces the .npy front ends (pooling: src/pool_plan.cpp, conv: src/conv_plan.cpp) share:
 // how a shape or a list reads in a message, and PyTorch's one-value-or-one-per-axis arguments.
 #pragma once
 
@@ -15,5 +15,9 @@ std::string list_text(const std::vector<int64_t>& v);       // "2,3,4"
 // Writes the last `dims` of out[kAxes]; nothing when `given` is empty. InvalidInput naming
 // `option` when the count is neither 1 nor dims.
 void per_axis(const std::string& option, const std::vector<int64_t>& given, int dims, int64_t* out);
+
+// ONNX-order --pads (every begin, then every end) into the last `dims` of begin[kAxes] and
+// end[kAxes]; InvalidInput naming --pads when the count is not 2 * dims.
+void onnx_pads(const std::vector<int64_t>& pads, int dims, int64_t* begin, int64_t* end);
 
 }  // namespace pg

@@ -71,16 +71,7 @@ ConvPlan plan_conv(const ConvArgs& args, const std::vector<int64_t>& input_shape
   p.pad_mode = args.pad_mode;
   per_axis("--padding", args.padding, p.dims, p.pad_begin);
   per_axis("--padding", args.padding, p.dims, p.pad_end);
-  if (!args.pads.empty()) {
-    if (args.pads.size() != 2 * dims)
-      throw InvalidInput("--pads = " + list_text(args.pads) + " has " + std::to_string(args.pads.size()) +
-                         " values; a " + std::to_string(dims) + "D op takes " + std::to_string(2 * dims) +
-                         " (every begin, then every end)");
-    for (size_t i = 0; i < dims; ++i) {
-      p.pad_begin[kAxes - dims + i] = args.pads[i];
-      p.pad_end[kAxes - dims + i] = args.pads[dims + i];
-    }
-  }
+  if (!args.pads.empty()) onnx_pads(args.pads, p.dims, p.pad_begin, p.pad_end);
   conv_finalize(p);
   const std::string invalid = conv_validate(p);
   if (!invalid.empty()) throw InvalidInput(invalid);

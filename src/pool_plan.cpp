@@ -92,13 +92,8 @@ PoolPlan plan_pool(const PoolArgs& args, const NpyHeader& input) {
     per_axis("--padding", args.padding, p.dims, p.pad_begin);
     per_axis("--padding", args.padding, p.dims, p.pad_end);
   } else if (!args.pads.empty()) {
-    if (args.pads.size() != 2 * dims)
-      throw InvalidInput("--pads = " + list_text(args.pads) + " has " + std::to_string(args.pads.size()) +
-                         " values; a " + std::to_string(dims) + "D op takes " + std::to_string(2 * dims) +
-                         " (every begin, then every end)");
+    onnx_pads(args.pads, p.dims, p.pad_begin, p.pad_end);
     for (size_t i = 0; i < dims; ++i) {
-      p.pad_begin[kAxes - dims + i] = args.pads[i];
-      p.pad_end[kAxes - dims + i] = args.pads[dims + i];
       if (args.pads[i] != args.pads[dims + i] && !profile->asymmetric_pads)
         throw InvalidInput("--pads = " + list_text(args.pads) + ": profile " + profile->name +
                            " pads symmetrically, and begin " + std::to_string(args.pads[i]) + " differs from end " +
