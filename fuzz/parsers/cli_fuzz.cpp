@@ -11,33 +11,19 @@
 
 #include "src/invalid_input.hpp"
 #include "src/pool_plan.hpp"
+#include "fuzz/parsers/command_line.hpp"
 #include "src/cli/commands.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  std::vector<std::string> args = {"poolgrad"};
-  std::string cur;
+  std::vector<std::string> args(1);
   for (size_t i = 0; i < size; ++i) {
-    if (data[i] == '\n') {
-      args.push_back(cur);
-      cur.clear();
-    } else {
-      cur += static_cast<char>(data[i]);
-    }
+    if (data[i] == '\n') args.emplace_back();
+    else args.back() += static_cast<char>(data[i]);
   }
-  args.push_back(cur);
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-
   CLI::App app{"fuzz"};
-  app.require_subcommand(1);
   pg::PoolCommandOptions opts;
-  pg::add_pool_commands(app, opts);
-  try {
-    app.parse(static_cast<int>(argv.size()), argv.data());
-  } catch (const CLI::ParseError&) {
-    return 0;
-  }
-  const CLI::App* cmd = opts.forward->parsed() ? opts.forward : opts.backward;
+  const CLI::App* cmd = pg::fuzz::parse_command_line(args, app, opts);
+  if (!cmd) return 0;
   try {
     pg::parse_pool_numbers(*cmd, opts);
     const std::string& op = opts.args.op;

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "fuzz/parsers/command_line.hpp"
 #include "src/conv_plan.hpp"
 #include "src/invalid_input.hpp"
 #include "src/cli/commands.hpp"
@@ -45,22 +46,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   for (int64_t& v : weight.shape)
     if (v < 0) v = 0;  // an .npy header never holds a negative size (src/npy.cpp refuses it)
-  std::vector<std::string> args = {"poolgrad"};
-  args.insert(args.end(), lines.begin() + 1, lines.end());
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-
   CLI::App app{"fuzz"};
-  app.require_subcommand(1);
   pg::PoolCommandOptions opts;
-  pg::add_pool_commands(app, opts);
-  try {
-    app.parse(static_cast<int>(argv.size()), argv.data());
-  } catch (const CLI::ParseError&) {
-    return 0;
-  }
-  const CLI::App* cmd = opts.forward->parsed() ? opts.forward : opts.backward;
-  if (!pg::is_conv_op(opts.args.op)) return 0;  // pooling: fuzz/parsers/cli_fuzz.cpp
+  const CLI::App* cmd = pg::fuzz::parse_command_line({lines.begin() + 1, lines.end()}, app, opts);
+  if (!cmd || !pg::is_conv_op(opts.args.op)) return 0;  // pooling: fuzz/parsers/cli_fuzz.cpp
   try {
     pg::parse_pool_numbers(*cmd, opts);
     std::vector<int64_t> input = {2, 4, 7, 8};
