@@ -176,6 +176,24 @@ TEST(Campaign, FindsShrinksAndSavesAPlantedConvBug) {
   EXPECT_EQ(conv_run_and_verify(*cpu, *find_conv_variant("conv.gather"), p, c.data, nullptr, quiet).status, Status::pass);
 }
 
+TEST(Campaign, VendorVariantsOnlyWhenAskedFor) {
+  // A vendor library's variant (as cudnn.* are): `poolgrad fuzz` without --variants leaves it
+  // out and names it; with --variants it is a target like any other.
+  static const bool added = [] {
+    Variant vendor = *find_variant("avg.gather");
+    vendor.name = "test.vendor.avg";
+    vendor.vendor = true;
+    add_variants({vendor});
+    return true;
+  }();
+  ASSERT_TRUE(added);
+  const std::regex names("^test\\.vendor\\.");
+  EXPECT_TRUE(registered_targets(names, true, false, /*vendor=*/false).empty());
+  EXPECT_EQ(registered_targets(names, true, false, /*vendor=*/true).size(), 1u);
+  EXPECT_EQ(vendor_variants_matching(names), std::vector<std::string>{"test.vendor.avg"});
+  EXPECT_TRUE(vendor_variants_matching(std::regex("^avg\\.")).empty());
+}
+
 TEST(Campaign, SameSeedSameCasesWhateverTheJobs) {
   const std::string names = "^(max\\.gather\\.stored|avg\\.scatter\\.atomic|conv\\.scatter\\.atomic)$";
   CampaignOptions one = cpu_campaign(cpu_targets(names), 40, scratch("jobs1"));
