@@ -1,9 +1,9 @@
 // conv.gemm is GPU-only, so its index arithmetic would first meet a check on a GPU. This runs
-// its per-thread steps (kernels/conv/conv_gemm.hpp) for all 256 threads of every block on the
-// host, in the order conv_gemm_kernel runs them between barriers, and compares dx with the
-// oracle on random problems inside the variant's domain. Within a stage, every thread's stage()
-// into the next buffer runs before any thread's multiply() of the current one: the most
-// adversarial order a GPU may choose, so a stage that overwrote the buffer being read would show.
+// the kernel's own schedule (conv_gemm_schedule, kernels/conv/conv_gemm.hpp) for all 256 threads
+// of every block on the host and compares dx with the oracle on random problems inside the
+// variant's domain. Within a stage, every thread's stage() into the next buffer runs before any
+// thread's multiply() of the current one: the most adversarial order a GPU may choose, so a stage
+// that overwrote the buffer being read would show.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
@@ -18,34 +18,53 @@
 namespace pg {
 namespace {
 
+// A whole block on the host for conv_gemm_schedule(): each step runs for all 256 threads in
+// turn. multiply() waits for the barrier, so every thread's stage() into the next buffer runs
+// before any thread's multiply() of the current one.
+template <class T, int BM, int BN, bool CL>
+struct HostBlock {
+  using Thread = ConvGemmThread<T, BM, BN, CL>;
+  std::vector<Thread>& threads;
+  typename Thread::Smem& smem;
+  const ConvGemmArgs<T>& args;
+  int x, y, z;
+  int pending_multiply = -1;
+
+  template <class Step>
+  void every(Step step) {
+    for (Thread& t : threads) step(t);
+  }
+  bool begin() {
+    bool active = false;
+    for (int t = 0; t < kGemmThreads; ++t) active = threads[t].begin(args, smem, t, x, y, z);
+    return active;
+  }
+  int iterations() const { return threads[0].iterations(); }
+  void fetch() { every([](Thread& t) { t.fetch(); }); }
+  void stage(int buf) { every([&](Thread& t) { t.stage(smem, buf); }); }
+  void advance() { every([&](Thread& t) { t.advance(smem); }); }
+  void multiply(int buf) { pending_multiply = buf; }
+  void barrier() {
+    if (pending_multiply >= 0) every([&](Thread& t) { t.multiply(smem, pending_multiply); });
+    pending_multiply = -1;
+  }
+  void finish() {
+    barrier();  // a multiply the schedule left without a barrier still runs before the results go out
+    every([&](Thread& t) { t.finish(smem); });
+  }
+};
+
 template <class T, int BM, int BN, bool CL>
 void run_blocks(const ConvProblem& p, const ConvGemmPlan& plan, const ConvBuffers& b) {
   using Thread = ConvGemmThread<T, BM, BN, CL>;
   const ConvGemmArgs<T> args = make_conv_gemm_args<T>(p, plan, b);
   auto smem = std::make_unique<typename Thread::Smem>();
   std::vector<Thread> threads(kGemmThreads);
-  auto every = [&](auto step) {
-    for (Thread& t : threads) step(t);
-  };
   for (int64_t z = 0; z < plan.grid[2]; ++z)
     for (int64_t y = 0; y < plan.grid[1]; ++y)
       for (int64_t x = 0; x < plan.grid[0]; ++x) {
-        bool active = false;
-        for (int t = 0; t < kGemmThreads; ++t)
-          active = threads[t].begin(args, *smem, t, static_cast<int>(x), static_cast<int>(y), static_cast<int>(z));
-        if (!active) continue;
-        const int iterations = threads[0].iterations();
-        if (iterations > 0) {
-          every([](Thread& t) { t.fetch(); });
-          every([&](Thread& t) { t.stage(*smem, 0); });
-        }
-        for (int it = 0; it < iterations; ++it) {
-          const bool more = it + 1 < iterations;
-          if (more) every([&](Thread& t) { t.advance(*smem); t.fetch(); });
-          if (more) every([&](Thread& t) { t.stage(*smem, (it + 1) & 1); });
-          every([&](Thread& t) { t.multiply(*smem, it & 1); });
-        }
-        every([&](Thread& t) { t.finish(*smem); });
+        HostBlock<T, BM, BN, CL> block{threads, *smem, args, static_cast<int>(x), static_cast<int>(y), static_cast<int>(z)};
+        conv_gemm_schedule(block);
       }
 }
 

@@ -27,8 +27,8 @@
 // about 190 against 135 before fetch() stepped its addresses), which is the 3D row's gap.
 //
 // The per-thread steps (begin, fetch, stage, multiply, advance, finish) are plain member
-// functions; the kernel puts a barrier between them, and tests/conv_gemm_host_test.cpp runs the
-// same steps for all 256 threads of a block in turn on the host.
+// functions and conv_gemm_schedule() orders them between barriers; the kernel runs it for one
+// thread, tests/conv_gemm_host_test.cpp for all 256 threads of a block in turn on the host.
 #pragma once
 
 #include <algorithm>
@@ -398,12 +398,60 @@ void with_gemm_tile(const ConvProblem& p, F&& f) {
   }
 }
 
+// The block's program: every thread's steps in order and where the barriers are. One barrier
+// per stage: the stage written at iteration i is read at i + 1, after the barrier that ends i;
+// the buffer it overwrites was last read at i - 1, before the barrier that ended it. The phase
+// thread 0 writes in begin() is first read after the barrier that follows the first stage.
+// conv_gemm_kernel runs it for one thread with __syncthreads as the barrier;
+// tests/conv_gemm_host_test.cpp runs it for all 256 threads of a block in turn, so a bug in the
+// schedule itself (a stage into the buffer being read, an iteration too few) shows on the host.
+// `b` is begin() (false: the block has nothing to do), iterations(), fetch(), stage(buffer),
+// advance(), multiply(buffer), barrier() and finish().
+template <class Block>
+PG_HD void conv_gemm_schedule(Block& b) {
+  // The same for every thread of the block, so no thread waits at a barrier the others skip.
+  if (!b.begin()) return;
+  const int iterations = b.iterations();
+  if (iterations > 0) {
+    b.fetch();
+    b.stage(0);
+  }
+  b.barrier();
+  for (int it = 0; it < iterations; ++it) {
+    const bool more = it + 1 < iterations;
+    if (more) {
+      b.advance();
+      b.fetch();
+    }
+    b.multiply(it & 1);
+    if (more) b.stage((it + 1) & 1);
+    b.barrier();
+  }
+  b.finish();
+}
+
 #if PG_GPU_COMPILER
 
-// One barrier per stage: the stage written at iteration i is read at i + 1, after the barrier
-// that ends i; the buffer it overwrites was last read at i - 1, before the barrier that ended it.
-// The phase thread 0 writes in begin() is first read after the barrier that follows the first
-// stage.
+// One thread of the block on the GPU.
+template <class T, int BM, int BN, bool CL>
+struct ConvGemmDeviceBlock {
+  using Thread = ConvGemmThread<T, BM, BN, CL>;
+  Thread& th;
+  typename Thread::Smem& smem;
+  const ConvGemmArgs<T>& args;  // the kernel parameter itself (see begin())
+
+  __device__ __forceinline__ bool begin() {
+    return th.begin(args, smem, threadIdx.x, blockIdx.x, blockIdx.y, blockIdx.z);
+  }
+  __device__ __forceinline__ int iterations() const { return th.iterations(); }
+  __device__ __forceinline__ void fetch() { th.fetch(); }
+  __device__ __forceinline__ void stage(int buf) { th.stage(smem, buf); }
+  __device__ __forceinline__ void advance() { th.advance(smem); }
+  __device__ __forceinline__ void multiply(int buf) { th.multiply(smem, buf); }
+  __device__ __forceinline__ void barrier() { __syncthreads(); }
+  __device__ __forceinline__ void finish() { th.finish(smem); }
+};
+
 // Two blocks per multiprocessor where the registers allow it without spilling (f32 accumulation,
 // channels-first: 127-128 registers with nvcc 13 for sm_90); the others need more and get one.
 template <class T, int BM, int BN, bool CL>
@@ -412,25 +460,8 @@ __global__ void PG_LAUNCH_BOUNDS(kGemmThreads, sizeof(accum_t<T>) == 4 && !CL ? 
   using Thread = ConvGemmThread<T, BM, BN, CL>;
   __shared__ typename Thread::Smem smem;
   Thread th;
-  // The same for every thread of the block, so no thread waits at a barrier the others skip.
-  if (!th.begin(args, smem, threadIdx.x, blockIdx.x, blockIdx.y, blockIdx.z)) return;
-  const int iterations = th.iterations();
-  if (iterations > 0) {
-    th.fetch();
-    th.stage(smem, 0);
-  }
-  __syncthreads();
-  for (int it = 0; it < iterations; ++it) {
-    const bool more = it + 1 < iterations;
-    if (more) {
-      th.advance(smem);
-      th.fetch();
-    }
-    th.multiply(smem, it & 1);
-    if (more) th.stage(smem, (it + 1) & 1);
-    __syncthreads();
-  }
-  th.finish(smem);
+  ConvGemmDeviceBlock<T, BM, BN, CL> block{th, smem, args};
+  conv_gemm_schedule(block);
 }
 
 #endif
