@@ -6,7 +6,6 @@
 #include "src/conv_verify.hpp"
 #include "src/invalid_input.hpp"
 #include "src/run_errors.hpp"
-#include "src/axis_options.hpp"
 #include "src/npy_values.hpp"
 
 namespace pg {

@@ -15,11 +15,7 @@
 #include "src/cli/commands.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  std::vector<std::string> args(1);
-  for (size_t i = 0; i < size; ++i) {
-    if (data[i] == '\n') args.emplace_back();
-    else args.back() += static_cast<char>(data[i]);
-  }
+  const std::vector<std::string> args = pg::fuzz::split_lines(data, size);
   CLI::App app{"fuzz"};
   pg::PoolCommandOptions opts;
   const CLI::App* cmd = pg::fuzz::parse_command_line(args, app, opts);

@@ -18,25 +18,8 @@
 #include "src/cli/commands.hpp"
 #include "src/cli/parse_options.hpp"
 
-namespace {
-
-std::vector<std::string> lines_of(const uint8_t* data, size_t size) {
-  std::vector<std::string> lines(1);
-  for (size_t i = 0; i < size; ++i) {
-    if (data[i] == '\n') lines.emplace_back();
-    else lines.back() += static_cast<char>(data[i]);
-  }
-  return lines;
-}
-
-void one_line_or_trap(const std::string& message) {
-  if (message.empty() || message.find('\n') != std::string::npos) __builtin_trap();
-}
-
-}  // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  std::vector<std::string> lines = lines_of(data, size);
+  const std::vector<std::string> lines = pg::fuzz::split_lines(data, size);
   pg::NpyHeader weight;
   weight.type = pg::NpyType::f32;
   try {
@@ -59,7 +42,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (int64_t v : plan.output_shape)
       if (v < 0) __builtin_trap();
   } catch (const pg::InvalidInput& e) {
-    one_line_or_trap(e.what());
+    pg::fuzz::one_line_or_trap(e.what());
   }
   return 0;
 }
