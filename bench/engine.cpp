@@ -91,12 +91,8 @@ void repeat_into(std::vector<T>* out, const std::vector<T>& one, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out->insert(out->end(), one.begin(), one.end());
 }
 
-// The row's inputs and the oracle's answer at the row's full size, shared by every variant of the
-// row. The oracle runs on one sample, the row with the batch cut to 1, and its
-// inputs and answer are repeated over the batch: the batch is the outermost dimension in both
-// layouts, every (n, c) plane is computed alone and per-plane indices do not depend on n, so the
-// repeated tensors are a valid case of the full problem and the oracle's answer (dx, bound terms)
-// for it. Rows run one after another: one row's answer is kept, not the suite's.
+// The row's inputs and the oracle's answer (sample_expected), kept for the row's other variants:
+// rows run one after another, so one row's answer is kept, not the suite's.
 std::shared_ptr<const Expected> row_expected(const Row& row, const DataSpec& spec) {
   static std::string cached_row;
   static std::shared_ptr<const Expected> cached;
@@ -105,23 +101,7 @@ std::shared_ptr<const Expected> row_expected(const Row& row, const DataSpec& spe
     cached_row.clear();
     const auto t0 = Clock::now();
     require_host_memory(case_host_bytes(row.problem), "the row " + row.name);
-    Problem small = row.problem;
-    small.n = 1;
-    finalize(small);
-    const Expected one = compute_expected(small, spec);
-    auto e = std::make_shared<Expected>();
-    const int64_t n = row.problem.n;
-    {  // one thread per tensor: most rows' tensors are hundreds of MB
-      std::vector<std::thread> pool;
-      pool.emplace_back([&] { repeat_into(&e->data.x, one.data.x, n); });
-      pool.emplace_back([&] { repeat_into(&e->data.dy, one.data.dy, n); });
-      pool.emplace_back([&] { repeat_into(&e->indices, one.indices, n); });
-      pool.emplace_back([&] { repeat_into(&e->dx, one.dx, n); });
-      pool.emplace_back([&] { repeat_into(&e->abs_sum, one.abs_sum, n); });
-      pool.emplace_back([&] { repeat_into(&e->terms, one.terms, n); });
-      for (std::thread& th : pool) th.join();
-    }
-    cached = std::move(e);
+    cached = sample_expected(row.problem, spec);
     cached_row = row.name;
     g_spent.oracle += seconds_since(t0);
   }
@@ -149,7 +129,7 @@ void bench_variant(benchmark::State& state, const Variant* v, Row row) {
       for (auto _ : state) {}
       return;
     }
-    if (row.problem.op == Op::max && row.problem.index_format != IndexFormat::plane) {
+    if (!sample_repeats(row.problem)) {
       state.SkipWithError("benchmark rows replicate per-plane indices; this row's format is not plane");
       for (auto _ : state) {}
       return;
@@ -181,6 +161,9 @@ void bench_variant(benchmark::State& state, const Variant* v, Row row) {
   PreparedRun& run = *g_current.run;
   const auto t0 = Clock::now();
   timed_loop(state, static_cast<double>(run.minimal_bytes()), [&] { run.launch(); });
+  // Selection's default never picks an atomic variant for an unmeasured problem when a
+  // deterministic one runs it: the report says which is which.
+  state.counters["deterministic"] = v->deterministic ? 1 : 0;
   g_spent.timed += seconds_since(t0);
   state.SetLabel(to_string(row.problem));
 }
@@ -195,34 +178,51 @@ class ProgressReporter : public benchmark::BenchmarkReporter {
     last_ = start_ = Clock::now();
     return true;
   }
+  // Called once per benchmark with every repetition's run, and again with their aggregates.
   void ReportRuns(const std::vector<Run>& runs) override {
+    bool any_run = false;
+    for (const Run& r : runs) any_run = any_run || r.run_type != Run::RT_Aggregate;
+    if (!any_run) return;
+    ++done_;
+    const double wall = seconds_since(last_);
+    last_ = Clock::now();
+    char spent[200];
+    std::snprintf(spent, sizeof spent, "%.2f s wall (%d calls; oracle %.2f, prepare+verify %.2f, timed %.2f)", wall,
+                  g_spent.calls, g_spent.oracle, g_spent.verify, g_spent.timed);
+    g_spent = {};
+    std::string name, times;
+    const Run* failed = nullptr;
+    double pct = 0;
+    int repetitions = 0;
     for (const Run& r : runs) {
       if (r.run_type == Run::RT_Aggregate) continue;
-      ++done_;
-      const double wall = seconds_since(last_);
-      last_ = Clock::now();
-      char spent[200];
-      std::snprintf(spent, sizeof spent, "%.2f s wall (%d calls; oracle %.2f, prepare+verify %.2f, timed %.2f)",
-                    wall, g_spent.calls, g_spent.oracle, g_spent.verify, g_spent.timed);
-      g_spent = {};
+      name = r.benchmark_name();
+      if (const auto cut = name.rfind("/repeats:"); cut != std::string::npos) name.erase(cut);
       if (r.error_occurred) {
-        std::fprintf(stderr, "[%d/%d] %s: %s; %s\n", done_, total_, r.benchmark_name().c_str(), r.error_message.c_str(),
-                     spent);
-      } else {
-        const auto pct = r.counters.find("pct_copy");
-        std::fprintf(stderr, "[%d/%d] %s: %.4f ms, %.1f%% of copy; %s\n", done_, total_, r.benchmark_name().c_str(),
-                     r.GetAdjustedRealTime(), pct == r.counters.end() ? 0.0 : static_cast<double>(pct->second), spent);
+        failed = &r;
+        continue;
       }
-      row_wall_ += wall;
-      ++row_count_;
-      const size_t at = static_cast<size_t>(done_ - 1);
-      const std::string row = at < g_row_of.size() ? g_row_of[at] : "";
-      const bool row_ends = at + 1 >= g_row_of.size() || g_row_of[at + 1] != row;
-      if (row_ends && !row.empty())
-        std::fprintf(stderr, "row done: %s: %d benchmarks, %.2f s wall; %.1f s since the start\n", row.c_str(),
-                     row_count_, row_wall_, seconds_since(start_));
-      if (row_ends) row_wall_ = 0, row_count_ = 0;
+      char t[32];
+      std::snprintf(t, sizeof t, "%s%.4f", times.empty() ? "" : " ", r.GetAdjustedRealTime());
+      times += t;
+      const auto it = r.counters.find("pct_copy");
+      if (it != r.counters.end()) pct = it->second;
+      ++repetitions;
     }
+    if (failed)
+      std::fprintf(stderr, "[%d/%d] %s: %s; %s\n", done_, total_, name.c_str(), failed->error_message.c_str(), spent);
+    else
+      std::fprintf(stderr, "[%d/%d] %s: %s ms%s, %.1f%% of copy; %s\n", done_, total_, name.c_str(), times.c_str(),
+                   repetitions > 1 ? (" (" + std::to_string(repetitions) + " repetitions)").c_str() : "", pct, spent);
+    row_wall_ += wall;
+    ++row_count_;
+    const size_t at = static_cast<size_t>(done_ - 1);
+    const std::string row = at < g_row_of.size() ? g_row_of[at] : "";
+    const bool row_ends = at + 1 >= g_row_of.size() || g_row_of[at + 1] != row;
+    if (row_ends && !row.empty())
+      std::fprintf(stderr, "row done: %s: %d benchmarks, %.2f s wall; %.1f s since the start\n", row.c_str(),
+                   row_count_, row_wall_, seconds_since(start_));
+    if (row_ends) row_wall_ = 0, row_count_ = 0;
   }
 
  private:
@@ -233,6 +233,29 @@ class ProgressReporter : public benchmark::BenchmarkReporter {
 };
 
 }  // namespace
+
+bool sample_repeats(const Problem& p) { return p.op == Op::avg || p.index_format == IndexFormat::plane; }
+
+std::shared_ptr<const Expected> sample_expected(const Problem& p, const DataSpec& spec) {
+  if (!sample_repeats(p)) return std::make_shared<const Expected>(compute_expected(p, spec));
+  Problem small = p;
+  small.n = 1;
+  finalize(small);
+  const Expected one = compute_expected(small, spec);
+  auto e = std::make_shared<Expected>();
+  const int64_t n = p.n;
+  {  // one thread per tensor: most rows' tensors are hundreds of MB
+    std::vector<std::thread> pool;
+    pool.emplace_back([&] { repeat_into(&e->data.x, one.data.x, n); });
+    pool.emplace_back([&] { repeat_into(&e->data.dy, one.data.dy, n); });
+    pool.emplace_back([&] { repeat_into(&e->indices, one.indices, n); });
+    pool.emplace_back([&] { repeat_into(&e->dx, one.dx, n); });
+    pool.emplace_back([&] { repeat_into(&e->abs_sum, one.abs_sum, n); });
+    pool.emplace_back([&] { repeat_into(&e->terms, one.terms, n); });
+    for (std::thread& th : pool) th.join();
+  }
+  return e;
+}
 
 bool open_backend(BackendKind kind, const std::string& suite, const std::string& command, std::string* why) {
 #if defined(__GLIBC__)
@@ -263,12 +286,14 @@ bool open_backend(BackendKind kind, const std::string& suite, const std::string&
   benchmark::AddCustomContext("copy_ceiling_GBps", std::to_string(g_copy_gbps));
   benchmark::AddCustomContext("suite", suite);
   benchmark::AddCustomContext("command", command);
+  // 2: each run records its variant's determinism (bench/latest_reports.py takes only these).
+  benchmark::AddCustomContext("poolgrad_report", "2");
   std::fprintf(stderr, "device: %s, copy ceiling %.0f GB/s (hipMemcpy D2D, %zu MiB, read+write)\n",
                info.name.c_str(), g_copy_gbps, g_copy_bytes >> 20);
   return true;
 }
 
-const Backend& backend() { return *g_backend; }
+Backend& backend() { return *g_backend; }
 double copy_ceiling_gbps() { return g_copy_gbps; }
 
 void register_copy_benchmarks() {

@@ -13,20 +13,30 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "bench/rows.hpp"
 #include "src/backend.hpp"
 #include "src/registry.hpp"
+#include "src/verify.hpp"
 
 namespace pg::bench {
+
+// The inputs and the oracle's answer of a full-size problem, computed on one sample (the batch cut
+// to 1) and repeated over the batch: the batch is the outermost dimension in both layouts, every
+// (n, c) plane is computed alone and per-plane indices do not depend on n, so the repeated tensors
+// are a valid case of the full problem and the oracle's answer (dx, bound terms) for it. Problems
+// whose indices depend on n (ONNX's global formats) get the whole oracle (sample_repeats: false).
+bool sample_repeats(const Problem& p);
+std::shared_ptr<const Expected> sample_expected(const Problem& p, const DataSpec& spec);
 
 // Opens the first GPU (or the CPU backend), measures the copy ceiling and adds the report's
 // context: device, date, commit, copy ceiling, suite and command. Call after
 // benchmark::Initialize. Returns false, with *why set, when the GPU asked for is not there.
 bool open_backend(BackendKind kind, const std::string& suite, const std::string& command, std::string* why);
-const Backend& backend();
+Backend& backend();
 double copy_ceiling_gbps();
 
 // The two copies every report carries: through the runtime (the ceiling) and poolgrad's own

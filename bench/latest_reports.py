@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""Prints the reports the built-in selection is generated from: of the Google Benchmark JSON
-pooling reports (runs of max./avg. variants; conv_bench's reports have none) in a results folder
-that ran on an H100, the latest (by the date in its context) of each
-suite (a report without a suite in its context is of the baseline suite). Meson runs it when it
+"""Prints the reports the built-in selection tables are generated from: of the Google Benchmark
+JSON pooling reports (runs of max./avg. variants; conv_bench's reports have none) in a results
+folder, the latest (by the date in its context) of each suite on each device. Only reports that
+record each variant's determinism (context "poolgrad_report" >= 2, written by `poolgrad bench`
+since the perf-db) are taken; while a results folder has none, the latest H100 report of each suite
+is. A report without a suite in its context is of the baseline suite. Meson runs it when it
 configures; re-run `meson setup --reconfigure` after committing a new report.
 
 Usage: python3 bench/latest_reports.py bench/results
@@ -13,22 +15,29 @@ import sys
 
 
 def main():
-    latest = {}
+    latest, legacy = {}, {}
     for path in sorted(pathlib.Path(sys.argv[1]).glob("*.json")):
         try:
             doc = json.loads(path.read_text())
         except (OSError, ValueError):
             continue
         ctx = doc.get("context", {}) if isinstance(doc, dict) else {}
-        if "benchmarks" not in doc or "H100" not in ctx.get("device", ""):
+        if "benchmarks" not in doc:
             continue
         if not any(b.get("name", "").startswith(("max.", "avg.")) for b in doc["benchmarks"]):
             continue
-        suite = ctx.get("suite", "baseline")
-        if suite not in latest or ctx.get("date", "") > latest[suite][0]:
-            latest[suite] = (ctx.get("date", ""), path)
-    for suite in sorted(latest):
-        print(latest[suite][1].resolve())
+        device, suite, date = ctx.get("device", ""), ctx.get("suite", "baseline"), ctx.get("date", "")
+        if int(ctx.get("poolgrad_report", "1")) >= 2:
+            chosen = latest
+        elif "H100" in device:
+            chosen = legacy
+        else:
+            continue
+        key = (device, suite)
+        if key not in chosen or date > chosen[key][0]:
+            chosen[key] = (date, path)
+    for key in sorted(latest or legacy):
+        print((latest or legacy)[key][1].resolve())
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ ReportRuns report_runs(const std::string& text, const std::string& source) {
     r.variant = name.substr(0, slash);
     r.row = name.substr(slash + 1);
     r.ms = to_ms(b.value("real_time", 0.0), b.value("time_unit", "ms"));
+    r.deterministic = b.value("deterministic", 1.0) != 0.0;  // reports before the counter: unknown, taken as yes
     std::string error;
     if (!parse_problem(b.value("label", ""), &r.problem, &error)) {
       bool found = false;

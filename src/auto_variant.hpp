@@ -1,12 +1,15 @@
-// `--variant auto`: the variant a selection table ranks fastest for the problem's class, among
-// those whose supports() admits the problem on the backend.
+// `--variant auto`: the variant to run on a problem, from what was measured, nearest first.
 //
-// The tables are layered as MIOpen layers its user and system perf-dbs: the file given by
-// --selection first, then each file in POOLGRAD_SELECTION (':'-separated), then the built-in table
-// the build generated from the latest committed H100 reports (bench/results/). The first layer with
-// an entry for the problem's class and a usable variant in it decides. Without one, the same
-// layers are asked for the class at another size bucket; without that, the first registered
-// variant that supports the problem (the registry's order), and the reason says so.
+// The layers, asked in this order (MIOpen's user perf-db over its system one; the first that has a
+// usable variant decides, and AutoChoice says which):
+//   1. the exact problem: the user perf-db (`poolgrad tune`, src/perfdb.hpp, this device and
+//      poolgrad version), then the --selection file and each POOLGRAD_SELECTION file, then the
+//      built-in table of this device (or the nearest device's: same arch, else the first table);
+//   2. the problem's class (src/selection.hpp), in the same order;
+//   3. the model (src/selection_model.hpp) over every measured problem those layers hold, among
+//      the variants that support the problem; only deterministic ones when any of them does.
+// A usable variant is a registered one, not a vendor library's (cudnn.*: a comparator, never
+// auto's pick), whose supports() admits the problem on the backend and that `usable` accepts.
 #pragma once
 
 #include <functional>
@@ -21,14 +24,26 @@ namespace pg {
 // The --selection file, asked before POOLGRAD_SELECTION and the built-in table; "" for none.
 // Throws InvalidInput when the file cannot be read or is not a selection.
 void set_selection_file(const std::string& path);
+// The --perfdb file ("" for the default path, src/perfdb.hpp). A damaged file is reported once on
+// stderr and ignored.
+void set_perfdb_file(const std::string& path);
+// The perf-db path auto reads and `tune` writes.
+std::string current_perfdb_path();
+// Drops what was read (after `tune` wrote the perf-db): the next choice reads the files again.
+void forget_auto_tables();
+
+// "NAME (ARCH)", the device as reports and selection tables name it.
+std::string device_key(const DeviceInfo& d);
 
 struct AutoChoice {
-  const Variant* variant = nullptr;  // null: no registered variant supports the problem
-  std::string why;                   // lines: the class, the table that decided, the ranking read
+  const Variant* variant = nullptr;  // null: no usable variant supports the problem
+  std::string layer;                 // which layer decided: "perf-db, exact problem", "built-in table, class", "model", ...
+  bool tuned = false;                // the perf-db's entry for this exact problem decided
+  std::string why;                   // lines: the class, each layer asked, what it ranked, the choice
 };
 
 // `usable` narrows the candidates further (e.g. no stored-index variant without indices).
-AutoChoice choose_auto_variant(const Problem& p, BackendKind backend,
+AutoChoice choose_auto_variant(const Problem& p, BackendKind backend, const DeviceInfo& device,
                                const std::function<bool(const Variant&)>& usable = {});
 
 }  // namespace pg

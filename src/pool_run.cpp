@@ -56,7 +56,7 @@ std::vector<int64_t> decode_indices(const NpyArray& a) {
 
 const Variant& choose_variant(const std::string& name, const Problem& p, bool have_indices, const Backend& b) {
   if (name == "auto") {
-    const AutoChoice c = choose_auto_variant(p, b.kind(), [&](const Variant& v) {
+    const AutoChoice c = choose_auto_variant(p, b.kind(), b.info(), [&](const Variant& v) {
       return v.inputs != Inputs::dy_and_indices || have_indices;
     });
     if (c.variant) return *c.variant;

@@ -118,26 +118,73 @@ std::vector<SelectionEntry> build_selection(const std::vector<TimedRun>& runs, c
   return entries;
 }
 
-std::string selection_to_json(const std::vector<SelectionEntry>& entries, const std::vector<std::string>& sources) {
+std::vector<Example> examples_from_runs(const std::vector<TimedRun>& runs) {
+  std::map<std::string, size_t> at;  // row -> index in out
+  std::vector<Example> out;
+  for (const TimedRun& r : runs) {
+    auto [it, fresh] = at.try_emplace(r.row, out.size());
+    if (fresh) out.push_back({r.problem, r.row, {}});
+    Example& e = out[it->second];
+    bool seen = false;
+    for (VariantTime& t : e.times)
+      if (t.variant == r.variant) t.ms = std::min(t.ms, r.ms), seen = true;
+    if (!seen) e.times.push_back({r.variant, r.ms, r.deterministic});
+  }
+  for (Example& e : out)
+    std::stable_sort(e.times.begin(), e.times.end(), [](const VariantTime& a, const VariantTime& b) { return a.ms < b.ms; });
+  return out;
+}
+
+SelectionTable build_selection_table(const std::vector<TimedRun>& runs, const std::string& device,
+                                     const std::vector<std::string>& sources, bool fit) {
+  SelectionTable t;
+  t.device = device;
+  t.sources = sources;
+  std::string source_list;
+  for (const std::string& s : sources) source_list += (source_list.empty() ? "" : ", ") + s;
+  t.classes = build_selection(runs, source_list);
+  t.problems = examples_from_runs(runs);
+  if (fit) t.weights = fit_model_weights(t.problems, default_model_weights());
+  return t;
+}
+
+std::string selection_to_json(const SelectionTable& table) {
   nlohmann::ordered_json classes = nlohmann::ordered_json::object();
-  for (const SelectionEntry& e : entries) {
+  for (const SelectionEntry& e : table.classes) {
     nlohmann::ordered_json ranking = nlohmann::ordered_json::array();
     for (const RankedVariant& r : e.ranking)
       ranking.push_back({{"variant", r.variant}, {"rows", r.rows}, {"mean_slowdown", r.mean_slowdown},
                          {"worst_slowdown", r.worst_slowdown}});
     classes[e.key] = {{"rows", e.rows}, {"margin_pct", e.margin_pct()}, {"ranking", ranking}};
   }
-  nlohmann::ordered_json doc = {{"format", "poolgrad-selection/1"}, {"sources", sources}, {"classes", classes}};
+  nlohmann::ordered_json problems = nlohmann::ordered_json::array();
+  for (const Example& e : table.problems) {
+    nlohmann::ordered_json times = nlohmann::ordered_json::array();
+    for (const VariantTime& t : e.times)
+      times.push_back({{"variant", t.variant}, {"ms", t.ms}, {"deterministic", t.deterministic}});
+    problems.push_back({{"row", e.name}, {"problem", to_string(e.problem)}, {"times", times}});
+  }
+  nlohmann::ordered_json weights = nlohmann::ordered_json::object();
+  for (int f = 0; f < kModelFeatures; ++f) weights[model_feature_name(f)] = table.weights.w[f];
+  weights["prior_weight"] = table.weights.prior_weight;
+  weights["prior_slowdown"] = table.weights.prior_slowdown;
+  nlohmann::ordered_json doc = {{"format", "poolgrad-selection/2"}, {"device", table.device},
+                                {"sources", table.sources}, {"classes", classes}, {"problems", problems},
+                                {"model", weights}};
   return doc.dump(1) + "\n";
 }
 
-std::vector<SelectionEntry> selection_from_json(const std::string& text, const std::string& source) {
+SelectionTable selection_from_json(const std::string& text, const std::string& source) {
   const nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
-  if (doc.is_discarded() || !doc.is_object() || doc.value("format", "") != "poolgrad-selection/1" ||
+  const std::string format = doc.is_object() ? doc.value("format", "") : "";
+  if (doc.is_discarded() || (format != "poolgrad-selection/1" && format != "poolgrad-selection/2") ||
       !doc.contains("classes") || !doc["classes"].is_object())
-    throw InvalidInput("selection " + source + " is not a poolgrad-selection/1 file (make one with poolgrad select)");
-  std::vector<SelectionEntry> entries;
+    throw InvalidInput("selection " + source + " is not a poolgrad-selection file (make one with poolgrad select)");
+  SelectionTable table;
+  table.source = source;
   try {
+    table.device = doc.value("device", "");
+    if (doc.contains("sources")) table.sources = doc.at("sources").get<std::vector<std::string>>();
     for (const auto& [key, c] : doc["classes"].items()) {
       SelectionEntry e;
       e.key = key;
@@ -146,12 +193,34 @@ std::vector<SelectionEntry> selection_from_json(const std::string& text, const s
       for (const auto& r : c.at("ranking"))
         e.ranking.push_back({r.at("variant").get<std::string>(), r.at("rows").get<int>(),
                              r.at("mean_slowdown").get<double>(), r.at("worst_slowdown").get<double>()});
-      entries.push_back(std::move(e));
+      table.classes.push_back(std::move(e));
+    }
+    if (doc.contains("problems"))
+      for (const auto& j : doc.at("problems")) {
+        Example e;
+        std::string error;
+        const std::string line = j.at("problem").get<std::string>();
+        if (!parse_problem(line, &e.problem, &error))
+          throw InvalidInput("selection " + source + ": problem '" + line + "': " + error);
+        e.name = j.value("row", line);
+        for (const auto& t : j.at("times")) {
+          const double ms = t.at("ms").get<double>();
+          if (!(ms > 0)) throw InvalidInput("selection " + source + ": a time that is not positive on " + e.name);
+          e.times.push_back({t.at("variant").get<std::string>(), ms, t.value("deterministic", true)});
+        }
+        if (e.times.empty()) throw InvalidInput("selection " + source + ": no times on " + e.name);
+        table.problems.push_back(std::move(e));
+      }
+    if (doc.contains("model")) {
+      const auto& m = doc.at("model");
+      for (int f = 0; f < kModelFeatures; ++f) table.weights.w[f] = m.at(model_feature_name(f)).get<double>();
+      table.weights.prior_weight = m.at("prior_weight").get<double>();
+      table.weights.prior_slowdown = m.at("prior_slowdown").get<double>();
     }
   } catch (const nlohmann::json::exception& ex) {
     throw InvalidInput("selection " + source + ": " + ex.what());
   }
-  return entries;
+  return table;
 }
 
 }  // namespace pg

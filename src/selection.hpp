@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "src/problem.hpp"
+#include "src/selection_model.hpp"
 
 namespace pg {
 
@@ -55,14 +56,33 @@ struct TimedRun {
   std::string row;  // the row's name, to group runs of the same problem
   Problem problem;
   double ms = 0;
+  bool deterministic = true;  // the variant's own claim, as the report recorded it
 };
 
 // Ranks the variants of every class the runs cover.
 std::vector<SelectionEntry> build_selection(const std::vector<TimedRun>& runs, const std::string& source);
+// Every measured problem with its variants' times (a variant timed twice on it keeps its better time).
+std::vector<Example> examples_from_runs(const std::vector<TimedRun>& runs);
 
-// The selection file: {"format": "poolgrad-selection/1", "sources": [...], "classes": {key: entry}}.
-std::string selection_to_json(const std::vector<SelectionEntry>& entries, const std::vector<std::string>& sources);
+// What one device's reports say: per exact problem, per class, and the model for the rest.
+struct SelectionTable {
+  std::string device;                  // the reports' device, "NAME (ARCH)"; empty in old files
+  std::vector<std::string> sources;    // the reports it was made from
+  std::vector<SelectionEntry> classes;
+  std::vector<Example> problems;       // the exact problems measured: exact keys and the model's examples
+  ModelWeights weights = default_model_weights();
+  std::string source;                  // where this table was read from
+};
+
+// A table from runs of one device; the model's weights are learned from its problems when `fit`.
+SelectionTable build_selection_table(const std::vector<TimedRun>& runs, const std::string& device,
+                                     const std::vector<std::string>& sources, bool fit);
+
+// The selection file: {"format": "poolgrad-selection/2", "device", "sources", "classes": {key: entry},
+// "problems": [{row, problem, times}], "model": {feature: weight}}. Version 1 files (classes only)
+// are still read.
+std::string selection_to_json(const SelectionTable& table);
 // Throws InvalidInput naming `source` when the text is not a selection file.
-std::vector<SelectionEntry> selection_from_json(const std::string& text, const std::string& source);
+SelectionTable selection_from_json(const std::string& text, const std::string& source);
 
 }  // namespace pg

@@ -118,18 +118,77 @@ TEST(BuildSelection, MarginIsTheRunnerUpsExtraWorstSlowdown) {
 
 TEST(SelectionFile, RoundTripsAndRefusesOtherJson) {
   const Problem a = pool2d(Op::avg, 64, 64, 112, 2, 2, 0);
-  const std::vector<SelectionEntry> built = build_selection({{"winner", "a", a, 1.0}, {"second", "a", a, 2.0}}, "r.json");
-  const std::vector<SelectionEntry> read = selection_from_json(selection_to_json(built, {"r.json"}), "sel.json");
-  ASSERT_EQ(read.size(), 1u);
-  EXPECT_EQ(read[0].key, built[0].key);
-  EXPECT_EQ(read[0].source, "sel.json");
-  ASSERT_EQ(read[0].ranking.size(), 2u);
-  EXPECT_EQ(read[0].ranking[1].variant, "second");
-  EXPECT_DOUBLE_EQ(read[0].ranking[1].mean_slowdown, 2.0);
+  const SelectionTable built = build_selection_table(
+      {{"winner", "a", a, 1.0, true}, {"second", "a", a, 2.0, false}}, "GPU X (sm_90)", {"r.json"}, false);
+  const SelectionTable read = selection_from_json(selection_to_json(built), "sel.json");
+  EXPECT_EQ(read.device, "GPU X (sm_90)");
+  EXPECT_EQ(read.source, "sel.json");
+  ASSERT_EQ(read.classes.size(), 1u);
+  EXPECT_EQ(read.classes[0].key, built.classes[0].key);
+  ASSERT_EQ(read.classes[0].ranking.size(), 2u);
+  EXPECT_EQ(read.classes[0].ranking[1].variant, "second");
+  EXPECT_DOUBLE_EQ(read.classes[0].ranking[1].mean_slowdown, 2.0);
+  // The exact problem with every variant's time and determinism, and the model's weights.
+  ASSERT_EQ(read.problems.size(), 1u);
+  EXPECT_EQ(to_string(read.problems[0].problem), to_string(a));
+  ASSERT_EQ(read.problems[0].times.size(), 2u);
+  EXPECT_EQ(read.problems[0].times[0].variant, "winner");
+  EXPECT_FALSE(read.problems[0].times[1].deterministic);
+  EXPECT_EQ(read.weights.w, built.weights.w);
   EXPECT_THROW(selection_from_json(R"({"benchmarks": []})", "report.json"), InvalidInput);
   EXPECT_THROW(selection_from_json("not json", "x"), InvalidInput);
   EXPECT_THROW(selection_from_json(R"({"format": "poolgrad-selection/1", "classes": {"k": {"rows": 1}}})", "x"),
                InvalidInput);
+  EXPECT_THROW(selection_from_json(R"({"format": "poolgrad-selection/2", "classes": {},
+      "problems": [{"row": "r", "problem": "op=max2d n=oops", "times": [{"variant": "v", "ms": 1}]}]})", "x"),
+               InvalidInput);
+  EXPECT_THROW(selection_from_json(R"({"format": "poolgrad-selection/2", "classes": {},
+      "problems": [{"row": "r", "problem": ")" + to_string(a) + R"(", "times": [{"variant": "v", "ms": -1}]}]})", "x"),
+               InvalidInput);
+}
+
+// The model ranks a variant by its slowdowns on the measured problems nearest to the new one.
+TEST(SelectionModel, FollowsTheNearestMeasuredProblems) {
+  // "disjoint" wins k2s2 rows, "overlap" wins k3s1 rows; a new k2s2 shape at another size and a
+  // new k3s1 shape must follow their own kind.
+  std::vector<Example> ex;
+  for (int64_t hw : {56, 112, 224}) {
+    ex.push_back({pool2d(Op::max, 32, 64, hw, 2, 2, 0), "k2s2 " + std::to_string(hw), {{"disjoint", 1.0}, {"overlap", 2.0}}});
+    ex.push_back({pool2d(Op::max, 32, 64, hw, 3, 1, 1), "k3s1 " + std::to_string(hw), {{"disjoint", 3.0}, {"overlap", 1.0}}});
+  }
+  const ModelWeights w = default_model_weights();
+  EXPECT_EQ(model_rank(pool2d(Op::max, 8, 256, 80, 2, 2, 0), {"disjoint", "overlap"}, ex, w).front().variant, "disjoint");
+  EXPECT_EQ(model_rank(pool2d(Op::max, 8, 256, 80, 3, 1, 1), {"disjoint", "overlap"}, ex, w).front().variant, "overlap");
+  // Another op's examples say nothing: both variants sit at the prior.
+  const std::vector<Prediction> avg = model_rank(pool2d(Op::avg, 8, 256, 80, 2, 2, 0), {"disjoint", "overlap"}, ex, w);
+  EXPECT_DOUBLE_EQ(avg[0].slowdown, w.prior_slowdown);
+  EXPECT_TRUE(avg[0].nearest.empty());
+  // Leave-one-out on these: every pick right.
+  const ModelScore s = leave_one_out(ex, w);
+  EXPECT_EQ(s.problems, 6);
+  EXPECT_EQ(s.within_3pct, 6);
+  EXPECT_DOUBLE_EQ(s.worst, 1.0);
+}
+
+TEST(SelectionModel, LeaveOneOutPicksOnlyDeterministicVariantsWhereAnyRan) {
+  // "atomic" is fastest everywhere but not deterministic: the default's rule never picks it where
+  // a deterministic variant ran, so the score counts "gather"'s time.
+  std::vector<Example> ex;
+  for (int64_t hw : {56, 112}) ex.push_back({pool2d(Op::avg, 32, 64, hw, 2, 2, 0), std::to_string(hw), {{"atomic", 1.0, false}, {"gather", 1.5, true}}});
+  const ModelScore s = leave_one_out(ex, default_model_weights());
+  EXPECT_EQ(s.within_10pct, 0);
+  EXPECT_DOUBLE_EQ(s.worst, 1.5);
+}
+
+TEST(SelectionModel, FitNeverScoresWorseThanItsStart) {
+  std::vector<Example> ex;
+  for (int64_t hw : {28, 40, 56, 80, 112, 160, 224}) {
+    ex.push_back({pool2d(Op::max, 32, 64, hw, 2, 2, 0), "a" + std::to_string(hw), {{"disjoint", 1.0}, {"overlap", 1.6}}});
+    ex.push_back({pool2d(Op::max, 32, 64, hw, 3, 1, 1), "b" + std::to_string(hw), {{"disjoint", 1.7}, {"overlap", 1.0}}});
+  }
+  const ModelWeights start = default_model_weights();
+  const ModelWeights fitted = fit_model_weights(ex, start);
+  EXPECT_LE(leave_one_out(ex, fitted).loss(), leave_one_out(ex, start).loss());
 }
 
 }  // namespace

@@ -99,6 +99,35 @@ run_networks() {
   "$here/bin/poolgrad" select "$out/networks.json" --out "$out/networks_selection.json" | tee "$out/networks_select.txt" | tail -n 60
 }
 
+# Kernel selection's data and checks (issue 23). PART=networks: the networks suite, every variant
+# (atomic ones included); PART=rest: the baseline suite, bench/suites/unseen.rows and the cuDNN
+# comparator rows (bench/suites/cudnn.rows), every variant; PART=check: see selection_check below.
+# The perf-db is $OUT's, never the machine's.
+run_selection() {
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
+  export POOLGRAD_PERFDB=$out/perfdb.json
+  local p=$here/bin/poolgrad suites=$here/../bench/suites start=$SECONDS
+  case "${PART:-}" in
+    networks)
+      "$p" bench --suite networks --min-time "${MIN_TIME:-0.02}" --max-seconds "${MAX_SECONDS:-530}" \
+        --out "$out/networks.json" > /dev/null 2> "$out/networks.log" || status=1
+      grep -vE "^\[[0-9]+/[0-9]+\] .*ms, " "$out/networks.log" | grep -v "^row done" | tail -n 20 ;;
+    rest)
+      local s
+      for s in baseline unseen cudnn; do
+        local src=(--suite baseline)
+        [ "$s" = baseline ] || src=(--rows "$suites/$s.rows")
+        "$p" bench "${src[@]}" --min-time "${MIN_TIME:-0.02}" --max-seconds "${MAX_SECONDS:-170}" \
+          --out "$out/$s.json" > /dev/null 2> "$out/$s.log" || status=1
+        grep -vE "^\[[0-9]+/[0-9]+\] .*ms, " "$out/$s.log" | grep -v "^row done" | tail -n 8
+        echo "$s: $((SECONDS - start)) s, $(grep -c 'time budget' "$out/$s.log") benchmarks skipped by MAX_SECONDS"
+      done ;;
+    check) selection_check ;;
+    *) echo "PART must be networks, rest or check" >&2; status=2 ;;
+  esac
+  echo "selection $PART: $((SECONDS - start)) s"
+}
+
 run_scale() {
   POOLGRAD_SCALE=1 "$here/bin/scale_tests" --backend=gpu ${FILTER:+--gtest_filter=$FILTER} > "$out/scale.log" 2>&1 ||
     { status=1; echo "FAILED: scale"; }
@@ -181,6 +210,7 @@ case "${1:-all}" in
   sanitize) run_sanitize ;;
   conv) run_conv ;;
   cudnn) run_cudnn ;;
+  selection) run_selection ;;
   *) echo "usage: run_gpu.sh tests|long|bench|networks|campaign|all|scale|sanitize|conv" >&2; exit 2 ;;
 esac
 if [ -n "$(ls -A "$failures")" ]; then tar -czf "$out/failures.tgz" -C "$failures" .; fi

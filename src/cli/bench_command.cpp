@@ -9,6 +9,7 @@
 #include <regex>
 
 #include "bench/engine.hpp"
+#include "bench/tune.hpp"
 #include "src/auto_variant.hpp"
 #include "src/cli/commands.hpp"
 #include "src/invalid_input.hpp"
@@ -129,11 +130,16 @@ int run(BenchCommandOptions& o, int argc, char** argv) {
   }
   if (!o.variant.empty() && o.variant != "auto" && !find_variant(o.variant))
     throw InvalidInput("--variant = " + o.variant + " is not registered (see poolgrad variants)");
+  if (o.repetitions < 1) throw InvalidInput("--repetitions = " + std::to_string(o.repetitions) + " must be >= 1");
+  if (o.tune && o.variant != "auto") throw InvalidInput("--tune goes with --variant auto");
   if (!o.out.empty()) {
     std::ofstream probe(o.out);
     if (!probe) throw InvalidInput("--out = " + o.out + " cannot be written");
   }
   set_selection_file(o.selection);
+  set_perfdb_file(o.perfdb);
+  if (o.tune && current_perfdb_path().empty())
+    throw InvalidInput("--tune: no perf-db path: give --perfdb FILE or set POOLGRAD_PERFDB, XDG_CACHE_HOME or HOME");
   const BackendKind kind = o.backend == "gpu" ? BackendKind::gpu : BackendKind::cpu;
 
   std::string command;
@@ -141,7 +147,8 @@ int run(BenchCommandOptions& o, int argc, char** argv) {
     if (i) command += ' ';
     command += argv[i];
   }
-  std::vector<std::string> flags{"poolgrad-bench", "--benchmark_min_time=" + std::to_string(o.min_time)};
+  std::vector<std::string> flags{"poolgrad-bench", "--benchmark_min_time=" + std::to_string(o.min_time),
+                                 "--benchmark_repetitions=" + std::to_string(o.repetitions)};
   if (!o.out.empty()) {
     flags.push_back("--benchmark_out=" + o.out);
     flags.push_back("--benchmark_out_format=json");
@@ -151,14 +158,32 @@ int run(BenchCommandOptions& o, int argc, char** argv) {
   int bench_argc = static_cast<int>(bench_argv.size());
   benchmark::Initialize(&bench_argc, bench_argv.data());
 
-  const std::string suite = sized_problem_given(o.cmd) ? "custom" : !o.rows_file.empty() ? o.rows_file
+  // A rows file's suite is its name without folder and extension (bench/suites/unseen.rows: unseen).
+  std::string stem = o.rows_file.substr(o.rows_file.rfind('/') + 1);
+  stem = stem.substr(0, stem.rfind('.'));
+  const std::string suite = sized_problem_given(o.cmd) ? "custom" : !o.rows_file.empty() ? stem
                             : o.suite.empty() ? "baseline" : o.suite;
   std::string why;
   if (!bench::open_backend(kind, suite, command, &why)) throw InvalidInput("--backend = gpu: no GPU (" + why + ")");
   bench::register_copy_benchmarks();
+  Backend& backend = bench::backend();
+  const DeviceInfo device = backend.info();
+  if (o.tune) {  // the find step on each row the perf-db has no entry for, before auto picks
+    bench::TuneOptions t;
+    t.wanted = [&](const Variant& v) { return std::regex_search(v.name, filter); };
+    for (const Row& row : rows) {
+      const AutoChoice c = choose_auto_variant(row.problem, kind, device);
+      if (c.tuned) continue;
+      bench::tune_and_record(backend, row.problem, t, current_perfdb_path());
+    }
+  }
   const int timed = bench::register_rows(rows, [&](const Variant& v, const Row& row) {
     if (!std::regex_search(v.name, filter)) return false;
-    if (o.variant == "auto") return choose_auto_variant(row.problem, kind).variant == &v;
+    if (o.variant == "auto") {
+      const AutoChoice c = choose_auto_variant(row.problem, kind, device);
+      if (c.variant == &v) std::fprintf(stderr, "auto: %s for %s (%s)\n", v.name.c_str(), row.name.c_str(), c.layer.c_str());
+      return c.variant == &v;
+    }
     return o.variant.empty() || v.name == o.variant;
   });
   if (timed == 0)
@@ -185,7 +210,10 @@ void add_bench_command(CLI::App& app, BenchCommandOptions& o) {
   o.cmd->add_option("--channels", o.channels, "C: every row with this channel count (a small run)");
   o.cmd->add_option("--variants", o.variants_regex, "REGEX: only variants whose names match");
   o.cmd->add_option("--variant", o.variant, "auto (the variant --variant auto picks for each row) or one name");
-  o.cmd->add_option("--selection", o.selection, "selection.json that --variant auto reads first");
+  o.cmd->add_option("--selection", o.selection, "selection.json that --variant auto reads after the perf-db");
+  o.cmd->add_option("--perfdb", o.perfdb, "FILE: the perf-db --variant auto reads first and --tune writes");
+  o.cmd->add_flag("--tune", o.tune, "with --variant auto: tune each row the perf-db lacks first (poolgrad tune)");
+  o.cmd->add_option("--repetitions", o.repetitions, "N: time each benchmark N times (poolgrad compare tests the change)");
   o.cmd->add_option("--min-time", o.min_time, "seconds each benchmark runs at least (default 0.2)");
   o.cmd->add_option("--max-seconds", o.max_seconds, "S: benchmarks not started S seconds after the copy are skipped, named in the report");
   o.cmd->add_option("--out", o.out, "FILE.json: the report, Google Benchmark's JSON with the run's context");

@@ -30,7 +30,9 @@ struct PoolCommandOptions {
   std::string count_include_pad;  // "true" or "false"; unset: the profile's default
   std::string input, grad_output, indices, output, indices_output;
   ConvCommandOptions conv;
-  std::string selection;  // --selection: asked first by --variant auto
+  std::string selection;  // --selection: asked by --variant auto after the perf-db
+  std::string perfdb;     // --perfdb: the perf-db --variant auto asks first ("" the default path)
+  bool tune = false;      // backward --tune: with --variant auto, tune the problem first unless the perf-db has it
   std::string backend = "cpu";  // backward --backend: where a --variant runs
 };
 
@@ -88,11 +90,12 @@ Problem sized_problem(const CLI::App* cmd, SizedProblemOptions& opts);
 struct BenchCommandOptions {
   CLI::App* cmd = nullptr;
   SizedProblemOptions problem;
-  std::string backend = "gpu", suite, rows_file, variants_regex, variant, selection, out, label = "custom";
+  std::string backend = "gpu", suite, rows_file, variants_regex, variant, selection, perfdb, out, label = "custom";
   double min_time = 0.2;
   double max_seconds = 0;
   int64_t batch = 0, channels = 0;
-  bool list = false, json = false;
+  int repetitions = 1;
+  bool list = false, json = false, tune = false;
 };
 void add_bench_command(CLI::App& app, BenchCommandOptions& opts);
 int run_bench_command(BenchCommandOptions& opts, int argc, char** argv);
@@ -101,10 +104,32 @@ struct SelectCommandOptions {
   CLI::App* cmd = nullptr;
   SizedProblemOptions problem;
   std::vector<std::string> reports;
-  std::string out, selection, backend;  // backend empty: the GPU when one is found, else the CPU
+  std::string out, selection, perfdb, backend;  // backend empty: the GPU when one is found, else the CPU
   bool explain = false;
 };
 void add_select_command(CLI::App& app, SelectCommandOptions& opts);
 int run_select_command(SelectCommandOptions& opts);
+
+// `poolgrad tune PROBLEM`: the find step (bench/tune.hpp) into the user perf-db.
+struct TuneCommandOptions {
+  CLI::App* cmd = nullptr;
+  SizedProblemOptions problem;
+  std::string backend, perfdb, variants_regex;  // backend empty: gpu0 when one is found, else cpu
+  double min_time = 0.1;
+  int repetitions = 5;
+  bool dry_run = false;
+};
+void add_tune_command(CLI::App& app, TuneCommandOptions& opts);
+int run_tune_command(TuneCommandOptions& opts);
+
+// `poolgrad compare OLD.json NEW.json`: benchmark history (bench/compare.hpp).
+struct CompareCommandOptions {
+  CLI::App* cmd = nullptr;
+  std::string old_report, new_report;
+  double threshold = 5.0, alpha = 0.05;
+  bool all = false;
+};
+void add_compare_command(CLI::App& app, CompareCommandOptions& opts);
+int run_compare_command(CompareCommandOptions& opts);
 
 }  // namespace pg

@@ -120,11 +120,12 @@ int cmd_check(const std::string& only_variant, bool verbose) {
       continue;
     }
     for (auto& b : backends) {
+      const DeviceInfo device = b->info();
       // Under auto, the cases auto gives this variant on this backend (it may get none).
       std::vector<CheckCase> mine;
       std::vector<size_t> index;
       for (size_t i = 0; i < cases.size(); ++i)
-        if (cases[i].problem.op == v.op && (!auto_pick || choose_auto_variant(cases[i].problem, b->kind()).variant == &v)) {
+        if (cases[i].problem.op == v.op && (!auto_pick || choose_auto_variant(cases[i].problem, b->kind(), device).variant == &v)) {
           mine.push_back(cases[i]);
           index.push_back(i);
         }
@@ -254,10 +255,14 @@ int main(int argc, char** argv) {
   pg::add_select_command(app, select_opts);
   pg::FuzzCommandOptions fuzz_opts;
   pg::add_fuzz_commands(app, fuzz_opts);
+  pg::TuneCommandOptions tune_opts;
+  pg::add_tune_command(app, tune_opts);
+  pg::CompareCommandOptions compare_opts;
+  pg::add_compare_command(app, compare_opts);
 
   // Plugins load before any variant is looked up; on every command that takes variants by name.
   std::vector<std::string> plugins;
-  for (const char* name : {"variants", "check", "replay", "fuzz", "bench", "select", "backward"})
+  for (const char* name : {"variants", "check", "replay", "fuzz", "bench", "select", "backward", "tune"})
     app.get_subcommand(name)
         ->add_option("--plugin", plugins, "PATH.so: its variants join poolgrad's (include/poolgrad/plugin.h); repeatable")
         ->expected(1)
@@ -288,6 +293,9 @@ int main(int argc, char** argv) {
     });
   if (app.got_subcommand("bench")) return pg::run_command("bench", [&] { return pg::run_bench_command(bench_opts, argc, argv); });
   if (app.got_subcommand("select")) return pg::run_command("select", [&] { return pg::run_select_command(select_opts); });
+  if (app.got_subcommand("tune")) return pg::run_command("tune", [&] { return pg::run_tune_command(tune_opts); });
+  if (app.got_subcommand("compare"))
+    return pg::run_command("compare", [&] { return pg::run_compare_command(compare_opts); });
   if (app.got_subcommand("replay"))
     return pg::run_command("replay", [&] {
       if (!case_file.empty()) {

@@ -2,6 +2,7 @@
 // the outputs committed together. A conv --op goes to conv_commands.cpp.
 #include <cstdio>
 
+#include "bench/tune.hpp"
 #include "src/auto_variant.hpp"
 #include "src/host_memory.hpp"
 #include "src/invalid_input.hpp"
@@ -15,6 +16,14 @@ namespace {
 
 // Every check first (options, paths, headers, memory), then the payloads, then both outputs
 // committed together: an error at any step leaves every existing file as it was.
+// backward --variant auto --tune: the find step on this problem and backend (bench/tune.hpp), unless
+// the perf-db already has it; then auto takes the perf-db's choice.
+void tune_unless_known(const Problem& p, const std::string& backend_name) {
+  const std::unique_ptr<Backend> b = backend_by_name(backend_name);
+  if (choose_auto_variant(p, b->kind(), b->info()).tuned) return;
+  bench::tune_and_record(*b, p, {}, current_perfdb_path());
+}
+
 int forward(PoolCommandOptions& o) {
   if (o.args.variant != "oracle")
     throw InvalidInput("--variant = " + o.args.variant + ": forward runs the oracle only (variants are backward kernels)");
@@ -41,6 +50,7 @@ int backward(PoolCommandOptions& o) {
   check_grad_output(plan, read_npy_header(o.grad_output));
   if (!o.indices.empty()) check_indices(plan, read_npy_header(o.indices));
   require_host_memory(pool_host_bytes(plan, o.args.variant != "oracle"), "backward of " + to_string(plan.problem));
+  if (o.tune) tune_unless_known(plan.problem, o.backend);
   const NpyArray x = read_npy(o.input), dy = read_npy(o.grad_output);
   NpyArray indices;
   if (!o.indices.empty()) indices = read_npy(o.indices);
@@ -51,8 +61,15 @@ int backward(PoolCommandOptions& o) {
 
 int run(const CLI::App& cmd, PoolCommandOptions& o) {
   parse_pool_numbers(cmd, o);
-  if (is_conv_op(o.args.op)) return run_conv_command(cmd, o);
+  if (is_conv_op(o.args.op)) {
+    if (o.tune || !o.perfdb.empty()) throw InvalidInput(std::string(o.tune ? "--tune" : "--perfdb") + " applies to pooling (conv's auto takes the first variant that supports the problem)");
+    return run_conv_command(cmd, o);
+  }
   refuse_conv_options(cmd, o.args.op);
+  if (o.tune && o.args.variant != "auto") throw InvalidInput("--tune goes with --variant auto");
+  set_perfdb_file(o.perfdb);
+  if (o.tune && current_perfdb_path().empty())
+    throw InvalidInput("--tune: no perf-db path: give --perfdb FILE or set POOLGRAD_PERFDB, XDG_CACHE_HOME or HOME");
   set_selection_file(o.selection);
   if (o.input.empty()) throw InvalidInput("--input is required");
   return &cmd == o.forward ? forward(o) : backward(o);

@@ -105,7 +105,9 @@ void add_pool_commands(CLI::App& app, PoolCommandOptions& opts) {
   opts.backward->add_option("--grad-output", opts.grad_output, "dy.npy, shaped like the output")->required();
   opts.backward->add_option("--indices", opts.indices, "idx.npy: route dy through these instead of recomputing");
   opts.backward->add_option("--variant", opts.args.variant, "oracle (default), auto, or a registered variant's name");
-  opts.backward->add_option("--selection", opts.selection, "selection.json (poolgrad select) that --variant auto reads first");
+  opts.backward->add_option("--selection", opts.selection, "selection.json (poolgrad select) that --variant auto reads after the perf-db");
+  opts.backward->add_option("--perfdb", opts.perfdb, "FILE: the perf-db --variant auto reads first and --tune writes");
+  opts.backward->add_flag("--tune", opts.tune, "with --variant auto: verify and time every variant on this problem first (poolgrad tune) unless the perf-db has it");
   opts.backward->add_option("--backend", opts.backend, "cpu (default) or gpuN: where a --variant runs, verified against the oracle");
   opts.forward->add_option("--variant", opts.args.variant, "oracle (the only forward)");
   add_conv_options(opts);

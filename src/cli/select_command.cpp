@@ -63,12 +63,15 @@ int explain(SelectCommandOptions& o) {
   if (!sized_problem_given(o.cmd)) throw InvalidInput("--explain needs a problem: --op ... --input-size ... --kernel-size ...");
   const Problem p = sized_problem(o.cmd, o.problem);
   set_selection_file(o.selection);
+  set_perfdb_file(o.perfdb);
   std::string backend = o.backend, why_cpu;
-  if (backend.empty()) backend = gpu_count(&why_cpu) > 0 ? "gpu" : "cpu";
-  const BackendKind kind = backend == "gpu" ? BackendKind::gpu : BackendKind::cpu;
-  const AutoChoice c = choose_auto_variant(p, kind);
+  if (backend.empty()) backend = gpu_count(&why_cpu) > 0 ? "gpu0" : "cpu";
+  if (backend == "gpu") backend = "gpu0";
+  const std::unique_ptr<Backend> b = backend_by_name(backend);
+  const AutoChoice c = choose_auto_variant(p, b->kind(), b->info());
   std::printf("problem: %s\nbackend: %s%s\n%s", to_string(p).c_str(), backend.c_str(),
               why_cpu.empty() ? "" : (" (no GPU: " + why_cpu + ")").c_str(), c.why.c_str());
+  if (c.variant) std::printf("decided by: %s\n", c.layer.c_str());
   return c.variant ? 0 : 1;
 }
 
@@ -91,9 +94,8 @@ int select(SelectCommandOptions& o) {
                    path.c_str(), u.c_str());
   }
   if (runs.empty()) throw InvalidInput("the reports hold no verified, timed variant run");
-  std::string sources;
-  for (const std::string& path : o.reports) sources += (sources.empty() ? "" : ", ") + path;
-  const std::vector<SelectionEntry> entries = build_selection(runs, sources);
+  const SelectionTable table = build_selection_table(runs, device, o.reports, true);
+  const std::vector<SelectionEntry>& entries = table.classes;
   std::printf("%-58s %4s  %-22s %8s  %s\n", "class", "rows", "fastest", "margin", "next");
   for (const SelectionEntry& e : entries) {
     const RankedVariant& best = e.ranking.front();
@@ -107,10 +109,14 @@ int select(SelectCommandOptions& o) {
   }
   std::printf("%zu classes from %zu timed runs\n", entries.size(), runs.size());
   report_rows_against_best(entries, runs);
+  const ModelScore score = leave_one_out(table.problems, table.weights);
+  std::printf("the model for unmeasured problems, each problem left out and ranked from the others: its pick within 3%% "
+              "of the fastest on %d, within 10%% on %d of %d, geomean %.3fx, worst %.2fx (%s)\n",
+              score.within_3pct, score.within_10pct, score.problems, score.geomean, score.worst,
+              score.worst_problem.c_str());
   if (!o.out.empty()) {
-    std::vector<std::string> list(o.reports.begin(), o.reports.end());
     std::ofstream out(o.out);
-    out << selection_to_json(entries, list);
+    out << selection_to_json(table);
     if (!out) throw InvalidInput("--out = " + o.out + " cannot be written");
     std::printf("selection written to %s (use it with --selection or POOLGRAD_SELECTION)\n", o.out.c_str());
   }
@@ -125,7 +131,8 @@ void add_select_command(CLI::App& app, SelectCommandOptions& o) {
   o.cmd->add_option("--out", o.out, "selection.json: the table, for --selection or POOLGRAD_SELECTION");
   o.cmd->add_flag("--explain", o.explain, "say which variant --variant auto picks for the problem given, and why");
   o.cmd->add_option("--selection", o.selection, "with --explain: selection.json asked before the built-in table");
-  o.cmd->add_option("--backend", o.backend, "with --explain: gpu or cpu (default: gpu when one is found)")->check(CLI::IsMember({"cpu", "gpu"}));
+  o.cmd->add_option("--perfdb", o.perfdb, "with --explain: the perf-db asked first (default: the user's)");
+  o.cmd->add_option("--backend", o.backend, "with --explain: cpu, gpu or gpuN (default: gpu0 when one is found)");
   add_sized_problem_options(o.cmd, o.problem);
 }
 
