@@ -164,6 +164,7 @@ void bench_variant(benchmark::State& state, const Variant* v, Row row) {
   // Selection's default never picks an atomic variant for an unmeasured problem when a
   // deterministic one runs it: the report says which is which.
   state.counters["deterministic"] = v->deterministic ? 1 : 0;
+  state.counters["vendor"] = v->vendor ? 1 : 0;  // a comparator: never selection's pick
   g_spent.timed += seconds_since(t0);
   state.SetLabel(to_string(row.problem));
 }

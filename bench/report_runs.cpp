@@ -35,6 +35,8 @@ ReportRuns report_runs(const std::string& text, const std::string& source) {
     r.row = name.substr(slash + 1);
     r.ms = to_ms(b.value("real_time", 0.0), b.value("time_unit", "ms"));
     r.deterministic = b.value("deterministic", 1.0) != 0.0;  // reports before the counter: unknown, taken as yes
+    // Reports before the vendor counter: cuDNN's family was the only vendor library's.
+    r.vendor = b.contains("vendor") ? b.value("vendor", 0.0) != 0.0 : r.variant.rfind("cudnn.", 0) == 0;
     std::string error;
     if (!parse_problem(b.value("label", ""), &r.problem, &error)) {
       bool found = false;

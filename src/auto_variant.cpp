@@ -31,12 +31,7 @@ std::string g_perfdb_option;
 
 // Everything auto reads, read once per process (again after an option names another file or a
 // tune wrote the perf-db).
-struct Tables {
-  PerfDb perfdb;
-  std::vector<SelectionTable> files;    // --selection, then POOLGRAD_SELECTION's
-  std::vector<SelectionTable> builtin;  // one per device measured
-};
-
+using Tables = AutoTables;
 std::unique_ptr<Tables> g_tables;
 
 const Tables& tables() {
@@ -88,14 +83,27 @@ class Chooser {
   Chooser(const Problem& p, BackendKind backend, const std::function<bool(const Variant&)>& usable, AutoChoice* c)
       : p_(p), backend_(backend), usable_(usable), c_(c) {}
 
-  // The first usable variant of a ranking; the refusals go into the reason.
-  const Variant* first_usable(const std::vector<Candidate>& ranking) {
+  // The first usable variant of a ranking; the refusals go into the reason. With `measured_here`
+  // false (a class: the problem itself was not measured) the default's rule holds: an atomic
+  // variant only where no deterministic one can run the problem.
+  const Variant* first_usable(const std::vector<Candidate>& ranking, bool measured_here) {
+    const bool deterministic_only = !measured_here && any_deterministic_usable();
     for (const Candidate& r : ranking) {
       std::string why;
-      if (const Variant* v = usable(r.variant, &why)) return v;
+      const Variant* v = usable(r.variant, &why);
+      if (v && deterministic_only && !v->deterministic)
+        why = "not deterministic, and the problem itself was not measured: a deterministic variant is the default", v = nullptr;
+      if (v) return v;
       c_->why += "  " + r.variant + ": " + why + "\n";
     }
     return nullptr;
+  }
+
+  bool any_deterministic_usable() const {
+    std::string why;
+    for (const Variant& v : variants())
+      if (v.deterministic && usable(v.name, &why)) return true;
+    return false;
   }
 
   const Variant* usable(const std::string& name, std::string* why) const {
@@ -109,7 +117,8 @@ class Chooser {
     return v;
   }
 
-  bool decide(const std::vector<Candidate>& ranking, const std::string& layer, const std::string& what) {
+  bool decide(const std::vector<Candidate>& ranking, const std::string& layer, const std::string& what,
+              bool measured_here) {
     std::string text;
     for (const Candidate& r : ranking) {
       char buf[160];
@@ -118,7 +127,7 @@ class Chooser {
       text += buf;
     }
     c_->why += what + " ranks: " + text + "\n";
-    if (const Variant* v = first_usable(ranking)) {
+    if (const Variant* v = first_usable(ranking, measured_here)) {
       c_->variant = v;
       c_->layer = layer;
       c_->why += "chosen: " + v->name + " (" + layer + ")\n";
@@ -184,9 +193,13 @@ std::string device_key(const DeviceInfo& d) { return d.name + " (" + d.arch + ")
 
 AutoChoice choose_auto_variant(const Problem& p, BackendKind backend, const DeviceInfo& device,
                                const std::function<bool(const Variant&)>& usable) {
+  return choose_auto_variant(tables(), p, backend, device, usable);
+}
+
+AutoChoice choose_auto_variant(const AutoTables& t, const Problem& p, BackendKind backend, const DeviceInfo& device,
+                               const std::function<bool(const Variant&)>& usable) {
   AutoChoice c;
   Chooser chooser(p, backend, usable, &c);
-  const Tables& t = tables();
   const std::string line = to_string(p), key = problem_class(p);
   std::string builtin_how;
   const SelectionTable* builtin = builtin_for(t, device, &builtin_how);
@@ -195,16 +208,16 @@ AutoChoice choose_auto_variant(const Problem& p, BackendKind backend, const Devi
 
   // 1. The exact problem.
   if (const PerfDbEntry* e = find_tuned(t.perfdb, device.name, device.arch, line))
-    if (chooser.decide(ranking_of(e->timed), "perf-db, exact problem", db + " (tuned " + e->date + ", exact problem)"))
+    if (chooser.decide(ranking_of(e->timed), "perf-db, exact problem", db + " (tuned " + e->date + ", exact problem)", true))
       return c.tuned = true, c;
   for (const SelectionTable& s : t.files)
     if (const Example* e = find_problem(s, line))
-      if (chooser.decide(ranking_of(*e), "selection " + s.source + ", exact problem", "selection " + s.source + " (exact problem)"))
+      if (chooser.decide(ranking_of(*e), "selection " + s.source + ", exact problem", "selection " + s.source + " (exact problem)", true))
         return c;
   if (builtin)
     if (const Example* e = find_problem(*builtin, line))
       if (chooser.decide(ranking_of(*e), "built-in table, exact problem",
-                         builtin->source + ", " + builtin_how + " (exact problem: " + e->name + ")"))
+                         builtin->source + ", " + builtin_how + " (exact problem: " + e->name + ")", true))
         return c;
 
   // 2. The class: in the perf-db, the tuned problem of the class nearest in size.
@@ -219,15 +232,15 @@ AutoChoice choose_auto_variant(const Problem& p, BackendKind backend, const Devi
     if (std::abs(log_bytes(q) - log_bytes(p)) < std::abs(log_bytes(n) - log_bytes(p))) nearest = e;
   }
   if (nearest && chooser.decide(ranking_of(nearest->timed), "perf-db, class",
-                                db + " (class, tuned on " + nearest->problem + ")"))
+                                db + " (class, tuned on " + nearest->problem + ")", false))
     return c;
   for (const SelectionTable& s : t.files)
     if (const SelectionEntry* e = find_class(s, key))
-      if (chooser.decide(ranking_of(*e), "selection " + s.source + ", class", "selection " + s.source + " (class)"))
+      if (chooser.decide(ranking_of(*e), "selection " + s.source + ", class", "selection " + s.source + " (class)", false))
         return c;
   if (builtin)
     if (const SelectionEntry* e = find_class(*builtin, key))
-      if (chooser.decide(ranking_of(*e), "built-in table, class", builtin->source + ", " + builtin_how + " (class)"))
+      if (chooser.decide(ranking_of(*e), "built-in table, class", builtin->source + ", " + builtin_how + " (class)", false))
         return c;
 
   // 3. The model, over every measured problem of these layers.
@@ -262,7 +275,9 @@ AutoChoice choose_auto_variant(const Problem& p, BackendKind backend, const Devi
              " atomic ones left out: an unmeasured problem never defaults to one)\n";
     candidates = deterministic;
   }
-  const ModelWeights w = builtin ? builtin->weights : default_model_weights();
+  ModelWeights w = builtin ? builtin->weights : default_model_weights();
+  for (auto it = t.files.rbegin(); it != t.files.rend(); ++it)
+    if (!it->problems.empty()) w = it->weights;
   const std::vector<Prediction> ranked = model_rank(p, candidates, examples, w);
   std::string text;
   for (const Prediction& r : ranked) {

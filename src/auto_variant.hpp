@@ -16,8 +16,10 @@
 #include <string>
 
 #include "src/backend.hpp"
+#include "src/perfdb.hpp"
 #include "src/problem.hpp"
 #include "src/registry.hpp"
+#include "src/selection.hpp"
 
 namespace pg {
 
@@ -44,6 +46,18 @@ struct AutoChoice {
 
 // `usable` narrows the candidates further (e.g. no stored-index variant without indices).
 AutoChoice choose_auto_variant(const Problem& p, BackendKind backend, const DeviceInfo& device,
+                               const std::function<bool(const Variant&)>& usable = {});
+
+// The layers' contents: what choose_auto_variant reads from the files and the build.
+struct AutoTables {
+  PerfDb perfdb;
+  std::vector<SelectionTable> files;    // --selection, then POOLGRAD_SELECTION's
+  std::vector<SelectionTable> builtin;  // one per device measured
+};
+// The same choice from given tables (poolgrad select --holdout asks what auto would pick from a
+// table made of some reports on the rows of others). The model's weights are those of the first
+// file table with measured problems, else of the built-in table used.
+AutoChoice choose_auto_variant(const AutoTables& tables, const Problem& p, BackendKind backend, const DeviceInfo& device,
                                const std::function<bool(const Variant&)>& usable = {});
 
 }  // namespace pg

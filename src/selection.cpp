@@ -128,7 +128,7 @@ std::vector<Example> examples_from_runs(const std::vector<TimedRun>& runs) {
     bool seen = false;
     for (VariantTime& t : e.times)
       if (t.variant == r.variant) t.ms = std::min(t.ms, r.ms), seen = true;
-    if (!seen) e.times.push_back({r.variant, r.ms, r.deterministic});
+    if (!seen) e.times.push_back({r.variant, r.ms, r.deterministic, r.vendor});
   }
   for (Example& e : out)
     std::stable_sort(e.times.begin(), e.times.end(), [](const VariantTime& a, const VariantTime& b) { return a.ms < b.ms; });
@@ -143,6 +143,7 @@ SelectionTable build_selection_table(const std::vector<TimedRun>& runs, const st
   std::string source_list;
   for (const std::string& s : sources) source_list += (source_list.empty() ? "" : ", ") + s;
   t.classes = build_selection(runs, source_list);
+  t.source = source_list;
   t.problems = examples_from_runs(runs);
   if (fit) t.weights = fit_model_weights(t.problems, default_model_weights());
   return t;
@@ -161,7 +162,7 @@ std::string selection_to_json(const SelectionTable& table) {
   for (const Example& e : table.problems) {
     nlohmann::ordered_json times = nlohmann::ordered_json::array();
     for (const VariantTime& t : e.times)
-      times.push_back({{"variant", t.variant}, {"ms", t.ms}, {"deterministic", t.deterministic}});
+      times.push_back({{"variant", t.variant}, {"ms", t.ms}, {"deterministic", t.deterministic}, {"vendor", t.vendor}});
     problems.push_back({{"row", e.name}, {"problem", to_string(e.problem)}, {"times", times}});
   }
   nlohmann::ordered_json weights = nlohmann::ordered_json::object();
@@ -206,7 +207,7 @@ SelectionTable selection_from_json(const std::string& text, const std::string& s
         for (const auto& t : j.at("times")) {
           const double ms = t.at("ms").get<double>();
           if (!(ms > 0)) throw InvalidInput("selection " + source + ": a time that is not positive on " + e.name);
-          e.times.push_back({t.at("variant").get<std::string>(), ms, t.value("deterministic", true)});
+          e.times.push_back({t.at("variant").get<std::string>(), ms, t.value("deterministic", true), t.value("vendor", false)});
         }
         if (e.times.empty()) throw InvalidInput("selection " + source + ": no times on " + e.name);
         table.problems.push_back(std::move(e));

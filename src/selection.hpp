@@ -57,6 +57,7 @@ struct TimedRun {
   Problem problem;
   double ms = 0;
   bool deterministic = true;  // the variant's own claim, as the report recorded it
+  bool vendor = false;        // a vendor library's (cudnn.*): a comparator, never auto's pick
 };
 
 // Ranks the variants of every class the runs cover.

@@ -34,18 +34,34 @@ double distance(const Features& a, const Features& b, const Features& w) {
 
 struct Prepared {
   Features features;
-  double best = 0;
-  std::map<std::string, double> log_slowdown;  // by variant
+  double best = 0, best_default = 0;
+  std::map<std::string, double> log_slowdown;  // by variant, against the own best: what a pick costs
+  // by variant, log of the time over the problem's bytes: what the model averages. Unlike a
+  // slowdown it does not depend on which other variants ran on the example (a specialized variant
+  // that ran on one example and not on the next leaves the others' costs as they were).
+  std::map<std::string, double> log_cost;
+  double best_log_cost = 0;
 };
+
+// ms per byte of dy and dx, the op's least traffic whatever the variant, scaled to ms at 1 TB/s.
+double ideal_ms(const Problem& p) {
+  return static_cast<double>(p.in_elems() + p.out_elems()) * dtype_size(p.dtype) * 1e-9;
+}
 
 Prepared prepare(const Example& e) {
   Prepared p;
   p.features = problem_features(e.problem);
   p.best = e.best_ms();
+  p.best_default = e.best_default_ms();
+  p.best_log_cost = std::log(p.best / std::max(ideal_ms(e.problem), 1e-12));
   for (const VariantTime& t : e.times) {
+    if (t.vendor) continue;
     const double s = std::log(t.ms / p.best);
     const auto it = p.log_slowdown.find(t.variant);
-    if (it == p.log_slowdown.end() || s < it->second) p.log_slowdown[t.variant] = s;
+    if (it == p.log_slowdown.end() || s < it->second) {
+      p.log_slowdown[t.variant] = s;
+      p.log_cost[t.variant] = std::log(t.ms / std::max(ideal_ms(e.problem), 1e-12));
+    }
   }
   return p;
 }
@@ -61,7 +77,15 @@ std::vector<Prediction> rank_prepared(const Problem& problem, const Features& f,
     dist[i] = distance(f, prepared[i].features, w.w);
     sim[i] = std::exp(-dist[i]);
   }
-  const double prior = std::log(w.prior_slowdown);
+  // The prior: prior_slowdown times the median best cost of the op's examples.
+  std::vector<double> bests;
+  for (size_t i = 0; i < examples.size(); ++i)
+    if (sim[i] > 0) bests.push_back(prepared[i].best_log_cost);
+  double prior = std::log(w.prior_slowdown);
+  if (!bests.empty()) {
+    std::nth_element(bests.begin(), bests.begin() + bests.size() / 2, bests.end());
+    prior += bests[bests.size() / 2];
+  }
   for (const std::string& v : candidates) {
     double num = w.prior_weight * prior, den = w.prior_weight;
     Prediction p;
@@ -69,15 +93,18 @@ std::vector<Prediction> rank_prepared(const Problem& problem, const Features& f,
     p.nearest_distance = 1e300;
     for (size_t i = 0; i < examples.size(); ++i) {
       if (sim[i] <= 0) continue;
-      const auto it = prepared[i].log_slowdown.find(v);
-      if (it == prepared[i].log_slowdown.end()) continue;
+      const auto it = prepared[i].log_cost.find(v);
+      if (it == prepared[i].log_cost.end()) continue;
       num += sim[i] * it->second;
       den += sim[i];
       if (dist[i] < p.nearest_distance) p.nearest_distance = dist[i], p.nearest = examples[i].name;
     }
-    p.slowdown = std::exp(num / den);
+    p.slowdown = num / den;  // the predicted log cost; made a slowdown against the best below
     out.push_back(std::move(p));
   }
+  double least = 1e300;
+  for (const Prediction& p : out) least = std::min(least, p.slowdown);
+  for (Prediction& p : out) p.slowdown = std::exp(p.slowdown - least);
   std::stable_sort(out.begin(), out.end(), [](const Prediction& a, const Prediction& b) { return a.slowdown < b.slowdown; });
   return out;
 }
@@ -89,16 +116,17 @@ ModelScore score_prepared(const std::vector<Example>& examples, const std::vecto
   for (size_t i = 0; i < examples.size(); ++i) {
     const Example& e = examples[i];
     bool any_deterministic = false;
-    for (const VariantTime& t : e.times) any_deterministic = any_deterministic || t.deterministic;
+    for (const VariantTime& t : e.times) any_deterministic = any_deterministic || (t.deterministic && !t.vendor);
     std::vector<std::string> candidates;
     for (const VariantTime& t : e.times)
-      if ((t.deterministic || !any_deterministic) &&
+      if (!t.vendor && (t.deterministic || !any_deterministic) &&
           std::find(candidates.begin(), candidates.end(), t.variant) == candidates.end())
         candidates.push_back(t.variant);
     if (candidates.empty()) continue;
     const std::vector<Prediction> r = rank_prepared(e.problem, prepared[i].features, candidates, examples, prepared, w,
                                                     static_cast<int>(i));
-    const double slowdown = std::exp(prepared[i].log_slowdown.at(r.front().variant));
+    const double slowdown =
+        std::exp(prepared[i].log_slowdown.at(r.front().variant)) * prepared[i].best / prepared[i].best_default;
     ++s.problems;
     s.within_3pct += slowdown <= 1.03;
     s.within_10pct += slowdown <= 1.10;
@@ -163,7 +191,17 @@ ModelWeights default_model_weights() {
 
 double Example::best_ms() const {
   double best = 1e300;
-  for (const VariantTime& t : times) best = std::min(best, t.ms);
+  for (const VariantTime& t : times)
+    if (!t.vendor) best = std::min(best, t.ms);
+  return best;
+}
+
+double Example::best_default_ms() const {
+  bool any_deterministic = false;
+  for (const VariantTime& t : times) any_deterministic = any_deterministic || (t.deterministic && !t.vendor);
+  double best = 1e300;
+  for (const VariantTime& t : times)
+    if (!t.vendor && (t.deterministic || !any_deterministic)) best = std::min(best, t.ms);
   return best;
 }
 

@@ -39,6 +39,7 @@ struct VariantTime {
   std::string variant;
   double ms = 0;
   bool deterministic = true;
+  bool vendor = false;  // a comparator: not a candidate, not a row's "fastest"
 };
 
 // One measured problem: every verified variant timed on it.
@@ -46,12 +47,15 @@ struct Example {
   Problem problem;
   std::string name;                 // the row's name (or the problem line)
   std::vector<VariantTime> times;   // any order
-  double best_ms() const;
+  double best_ms() const;           // the fastest of poolgrad's own variants (vendors' left out)
+  // The fastest the default may pick: of the deterministic own variants, or of all own ones where
+  // none is deterministic.
+  double best_default_ms() const;
 };
 
 struct Prediction {
   std::string variant;
-  double slowdown = 0;         // predicted time over the problem's fastest
+  double slowdown = 0;         // predicted time over the best predicted candidate's
   std::string nearest;         // the closest example that timed it
   double nearest_distance = 0;
 };
@@ -62,8 +66,8 @@ std::vector<Prediction> model_rank(const Problem& p, const std::vector<std::stri
                                    const std::vector<Example>& examples, const ModelWeights& w);
 
 // Leave-one-problem-out: each example's variants are ranked from the other examples, among the
-// variants that ran on it (only its deterministic ones when it has any: the default's rule), and
-// the pick's measured time is compared with the example's fastest.
+// own variants that ran on it (only its deterministic ones when it has any: the default's rule), and
+// the pick's measured time is compared with the fastest of those (best_default_ms).
 struct ModelScore {
   int problems = 0;
   int within_3pct = 0;

@@ -101,7 +101,8 @@ run_networks() {
 
 # Kernel selection's data and checks (issue 23). PART=networks: the networks suite, every variant
 # (atomic ones included); PART=rest: the baseline suite, bench/suites/unseen.rows and the cuDNN
-# comparator rows (bench/suites/cudnn.rows), every variant; PART=check: see selection_check below.
+# comparator rows (bench/suites/cudnn.rows), every variant; PART=coverage: bench/suites/coverage.rows,
+# every variant; PART=check: see selection_check below.
 # The perf-db is $OUT's, never the machine's.
 run_selection() {
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
@@ -122,10 +123,44 @@ run_selection() {
         grep -vE "^\[[0-9]+/[0-9]+\] .*ms, " "$out/$s.log" | grep -v "^row done" | tail -n 8
         echo "$s: $((SECONDS - start)) s, $(grep -c 'time budget' "$out/$s.log") benchmarks skipped by MAX_SECONDS"
       done ;;
+    coverage)
+      "$p" bench --rows "$suites/coverage.rows" --min-time "${MIN_TIME:-0.02}" --max-seconds "${MAX_SECONDS:-500}" \
+        --out "$out/coverage.json" > /dev/null 2> "$out/coverage.log" || status=1
+      grep -vE "^\[[0-9]+/[0-9]+\] .*ms, " "$out/coverage.log" | grep -v "^row done" | tail -n 8
+      echo "coverage: $(grep -c 'time budget' "$out/coverage.log") benchmarks skipped by MAX_SECONDS" ;;
     check) selection_check ;;
-    *) echo "PART must be networks, rest or check" >&2; status=2 ;;
+    *) echo "PART must be networks, rest, coverage or check" >&2; status=2 ;;
   esac
   echo "selection $PART: $((SECONDS - start)) s"
+}
+
+# The checks of kernel selection, one session: (1) the networks suite, the contenders of the committed
+# networks report and auto's pick, then what auto picks against each row's fastest; (2) the held-out
+# rows (bench/suites/fresh.rows), every variant, and auto's pick with the built-in table alone;
+# (3) `bench --variant auto --tune` on them, then auto's pick again (now the perf-db's); (4) `poolgrad
+# compare` on two runs of the same binary (9 repetitions), then on one with a planted 20% slowdown.
+selection_check() {
+  local p=$here/bin/poolgrad suites=$here/../bench/suites res=$here/../bench/results empty=$out/empty-perfdb.json
+  "$p" bench --suite networks --contenders "$res/2026-11-24_h100_selection_networks.json" --perfdb "$empty" \
+    --min-time 0.05 --max-seconds 200 --out "$out/check_networks.json" > /dev/null 2> "$out/check_networks.log" || status=1
+  "$p" select --holdout "$out/check_networks.json" --perfdb "$empty" > "$out/check_networks.txt" 2>&1 || status=1
+  tail -n 2 "$out/check_networks.txt"; echo "networks: $((SECONDS - start)) s"
+  "$p" bench --rows "$suites/fresh.rows" --min-time 0.02 --max-seconds 150 --out "$out/fresh.json" \
+    > /dev/null 2> "$out/fresh.log" || status=1
+  "$p" select --holdout "$out/fresh.json" --perfdb "$empty" > "$out/fresh_builtin.txt" 2>&1 || status=1
+  tail -n 2 "$out/fresh_builtin.txt"; echo "fresh: $((SECONDS - start)) s"
+  "$p" bench --rows "$suites/fresh.rows" --variant auto --tune --perfdb "$out/perfdb.json" --min-time 0.05 \
+    --out "$out/fresh_tuned_auto.json" > /dev/null 2> "$out/fresh_tune.log" || status=1
+  "$p" select --holdout "$out/fresh.json" --perfdb "$out/perfdb.json" > "$out/fresh_tuned.txt" 2>&1 || status=1
+  tail -n 2 "$out/fresh_tuned.txt"; echo "tune: $((SECONDS - start)) s"
+  local cmp=(--suite baseline --variants '^(max\.gather\.fixed\.cf|avg\.gather\.box3|avg\.direct\.exact\.cf)$'
+             --repetitions 9 --min-time 0.02)
+  "$p" bench "${cmp[@]}" --out "$out/compare_a.json" > /dev/null 2> "$out/compare_a.log" || status=1
+  "$p" bench "${cmp[@]}" --out "$out/compare_b.json" > /dev/null 2> "$out/compare_b.log" || status=1
+  "$p" compare "$out/compare_a.json" "$out/compare_b.json" > "$out/compare_same.txt"; echo "compare, same binary: exit $?"
+  python3 "$here/plant_slowdown.py" "$out/compare_b.json" max.gather.fixed.cf 1.2 "$out/compare_planted.json"
+  "$p" compare "$out/compare_a.json" "$out/compare_planted.json" > "$out/compare_planted.txt"
+  echo "compare, planted 20%: exit $?"; tail -n 3 "$out/compare_planted.txt"
 }
 
 run_scale() {

@@ -6,9 +6,13 @@
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <regex>
+#include <set>
+#include <sstream>
 
 #include "bench/engine.hpp"
+#include "bench/report_runs.hpp"
 #include "bench/tune.hpp"
 #include "src/auto_variant.hpp"
 #include "src/cli/commands.hpp"
@@ -54,6 +58,23 @@ std::vector<Row> read_rows_file(const std::string& path) {
   }
   if (rows.empty()) throw InvalidInput("--rows = " + path + " has no rows");
   return rows;
+}
+
+// --contenders: per problem line, the own variants within `within` of the fastest own one in the
+// report (its vendor variants too, as comparators within the same factor).
+std::map<std::string, std::set<std::string>> read_contenders(const std::string& path, double within) {
+  std::map<std::string, std::set<std::string>> out;
+  if (path.empty()) return out;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InvalidInput("--contenders = " + path + " cannot be read");
+  std::ostringstream text;
+  text << in.rdbuf();
+  for (const Example& e : examples_from_runs(bench::report_runs(text.str(), path).runs)) {
+    std::set<std::string>& s = out[to_string(e.problem)];
+    for (const VariantTime& t : e.times)
+      if (t.ms <= within * e.best_ms()) s.insert(t.variant);
+  }
+  return out;
 }
 
 std::vector<Row> chosen_rows(BenchCommandOptions& o) {
@@ -132,6 +153,10 @@ int run(BenchCommandOptions& o, int argc, char** argv) {
     throw InvalidInput("--variant = " + o.variant + " is not registered (see poolgrad variants)");
   if (o.repetitions < 1) throw InvalidInput("--repetitions = " + std::to_string(o.repetitions) + " must be >= 1");
   if (o.tune && o.variant != "auto") throw InvalidInput("--tune goes with --variant auto");
+  if (!o.contenders.empty() && !o.variant.empty())
+    throw InvalidInput("--contenders times auto's pick and the report's contenders; it takes no --variant");
+  if (!(o.within >= 1)) throw InvalidInput("--within = " + std::to_string(o.within) + " must be >= 1");
+  const std::map<std::string, std::set<std::string>> contenders = read_contenders(o.contenders, o.within);
   if (!o.out.empty()) {
     std::ofstream probe(o.out);
     if (!probe) throw InvalidInput("--out = " + o.out + " cannot be written");
@@ -179,6 +204,11 @@ int run(BenchCommandOptions& o, int argc, char** argv) {
   }
   const int timed = bench::register_rows(rows, [&](const Variant& v, const Row& row) {
     if (!std::regex_search(v.name, filter)) return false;
+    if (!o.contenders.empty()) {
+      const auto it = contenders.find(to_string(row.problem));
+      if (it == contenders.end() || it->second.count(v.name)) return true;  // a row the report lacks: every variant
+      return choose_auto_variant(row.problem, kind, device).variant == &v;
+    }
     if (o.variant == "auto") {
       const AutoChoice c = choose_auto_variant(row.problem, kind, device);
       if (c.variant == &v) std::fprintf(stderr, "auto: %s for %s (%s)\n", v.name.c_str(), row.name.c_str(), c.layer.c_str());
@@ -213,6 +243,8 @@ void add_bench_command(CLI::App& app, BenchCommandOptions& o) {
   o.cmd->add_option("--selection", o.selection, "selection.json that --variant auto reads after the perf-db");
   o.cmd->add_option("--perfdb", o.perfdb, "FILE: the perf-db --variant auto reads first and --tune writes");
   o.cmd->add_flag("--tune", o.tune, "with --variant auto: tune each row the perf-db lacks first (poolgrad tune)");
+  o.cmd->add_option("--contenders", o.contenders, "REPORT.json: per row, only the variants within --within of its fastest there, and auto's pick");
+  o.cmd->add_option("--within", o.within, "with --contenders: the factor (default 1.25)");
   o.cmd->add_option("--repetitions", o.repetitions, "N: time each benchmark N times (poolgrad compare tests the change)");
   o.cmd->add_option("--min-time", o.min_time, "seconds each benchmark runs at least (default 0.2)");
   o.cmd->add_option("--max-seconds", o.max_seconds, "S: benchmarks not started S seconds after the copy are skipped, named in the report");

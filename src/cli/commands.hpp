@@ -91,6 +91,8 @@ struct BenchCommandOptions {
   CLI::App* cmd = nullptr;
   SizedProblemOptions problem;
   std::string backend = "gpu", suite, rows_file, variants_regex, variant, selection, perfdb, out, label = "custom";
+  std::string contenders;  // REPORT.json: per row only the variants within `within` of its fastest there, and auto's pick
+  double within = 1.25;
   double min_time = 0.2;
   double max_seconds = 0;
   int64_t batch = 0, channels = 0;
@@ -103,7 +105,7 @@ int run_bench_command(BenchCommandOptions& opts, int argc, char** argv);
 struct SelectCommandOptions {
   CLI::App* cmd = nullptr;
   SizedProblemOptions problem;
-  std::vector<std::string> reports;
+  std::vector<std::string> reports, holdout;
   std::string out, selection, perfdb, backend;  // backend empty: the GPU when one is found, else the CPU
   bool explain = false;
 };

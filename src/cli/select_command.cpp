@@ -1,7 +1,9 @@
 // `poolgrad select REPORT.json... [--out selection.json]`: the fastest verified variant per
 // problem class (src/selection.hpp) and its margin over the next, from benchmark reports.
 // `poolgrad select --explain PROBLEM-OPTIONS`: which variant --variant auto picks, and why.
+#include <cmath>
 #include <cstdio>
+#include <functional>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -58,24 +60,96 @@ void report_rows_against_best(const std::vector<SelectionEntry>& entries, const 
               rows.size());
 }
 
+using AutoChooser = std::function<AutoChoice(const Problem&, const DeviceInfo&)>;
+
+// What --variant auto picks (through `choose`) on each row of the reports, against the row's
+// measured fastest. A pick the report did not time is listed and counted apart.
+void report_holdout(const std::vector<std::string>& paths, const AutoChooser& choose) {
+  int rows = 0, within3 = 0, within10 = 0, own3 = 0, own10 = 0, untimed = 0;
+  double worst = 1, log_sum = 0, own_worst = 1;
+  std::map<std::string, int> by_layer;
+  std::printf("held-out rows: what --variant auto picks with only this table, against each row's fastest the default "
+              "may pick (deterministic where any ran), then against the fastest of every own variant\n");
+  for (const std::string& path : paths) {
+    bench::ReportRuns report = bench::report_runs(read_report(path), path);
+    const auto open = report.device.rfind(" (");
+    DeviceInfo device;
+    device.name = report.device.substr(0, open);
+    device.arch = open == std::string::npos ? "" : report.device.substr(open + 2, report.device.size() - open - 3);
+    for (const Example& e : examples_from_runs(report.runs)) {
+      const AutoChoice c = choose(e.problem, device);
+      if (!c.variant) continue;
+      double ms = 0;
+      for (const VariantTime& t : e.times)
+        if (t.variant == c.variant->name) ms = t.ms;
+      if (ms <= 0) {
+        ++untimed;
+        std::printf("  auto picks %s (%s), which the report did not time: %s\n", c.variant->name.c_str(), c.layer.c_str(),
+                    e.name.c_str());
+        continue;
+      }
+      // Against the fastest the default may pick (a deterministic one where any ran), and against
+      // the fastest of all own variants (atomic ones included).
+      const double slowdown = ms / e.best_default_ms(), own = ms / e.best_ms();
+      ++rows;
+      ++by_layer[c.layer];
+      within3 += slowdown <= 1.03;
+      within10 += slowdown <= 1.10;
+      own3 += own <= 1.03;
+      own10 += own <= 1.10;
+      worst = std::max(worst, slowdown);
+      own_worst = std::max(own_worst, own);
+      log_sum += std::log(slowdown);
+      std::printf("  %5.2fx %5.2fx %-24s %-28s %s\n", slowdown, own, c.variant->name.c_str(), c.layer.c_str(), e.name.c_str());
+    }
+  }
+  std::string layers;
+  for (const auto& [layer, n] : by_layer) layers += (layers.empty() ? "" : ", ") + layer + " " + std::to_string(n);
+  std::printf("held out: within 3%% on %d, within 10%% on %d of %d rows, geomean %.3fx, worst %.2fx (decided by: %s); "
+              "against every own variant, atomic ones included: within 3%% on %d, within 10%% on %d, worst %.2fx\n",
+              within3, within10, rows, rows ? std::exp(log_sum / rows) : 1.0, worst, layers.c_str(), own3, own10, own_worst);
+  if (untimed) std::printf("%d rows where the report did not time auto's pick (not counted)\n", untimed);
+}
+
 int explain(SelectCommandOptions& o) {
   if (!o.reports.empty()) throw InvalidInput("--explain takes problem options, not reports");
   if (!sized_problem_given(o.cmd)) throw InvalidInput("--explain needs a problem: --op ... --input-size ... --kernel-size ...");
   const Problem p = sized_problem(o.cmd, o.problem);
   set_selection_file(o.selection);
   set_perfdb_file(o.perfdb);
-  std::string backend = o.backend, why_cpu;
-  if (backend.empty()) backend = gpu_count(&why_cpu) > 0 ? "gpu0" : "cpu";
+  std::string backend = o.backend, why_no_gpu, note;
+  const bool have_gpu = gpu_count(&why_no_gpu) > 0;
+  if (backend.empty()) {
+    backend = have_gpu ? "gpu0" : "cpu";
+    if (!have_gpu) note = " (no GPU: " + why_no_gpu + ")";
+  }
   if (backend == "gpu") backend = "gpu0";
-  const std::unique_ptr<Backend> b = backend_by_name(backend);
-  const AutoChoice c = choose_auto_variant(p, b->kind(), b->info());
-  std::printf("problem: %s\nbackend: %s%s\n%s", to_string(p).c_str(), backend.c_str(),
-              why_cpu.empty() ? "" : (" (no GPU: " + why_cpu + ")").c_str(), c.why.c_str());
+  BackendKind kind = BackendKind::gpu;
+  DeviceInfo device;
+  if (backend.rfind("gpu", 0) == 0 && !have_gpu) {
+    device.name = "no GPU here";
+    note = " (absent here: " + why_no_gpu + "; the first built-in table stands in for its device)";
+  } else {
+    const std::unique_ptr<Backend> b = backend_by_name(backend);
+    kind = b->kind();
+    device = b->info();
+  }
+  const AutoChoice c = choose_auto_variant(p, kind, device);
+  std::printf("problem: %s\nbackend: %s%s\n%s", to_string(p).c_str(), backend.c_str(), note.c_str(), c.why.c_str());
   if (c.variant) std::printf("decided by: %s\n", c.layer.c_str());
   return c.variant ? 0 : 1;
 }
 
 int select(SelectCommandOptions& o) {
+  if (o.reports.empty() && !o.holdout.empty()) {
+    // An audit: what auto picks now (perf-db, selection files, built-in table) on the reports' rows.
+    set_selection_file(o.selection);
+    set_perfdb_file(o.perfdb);
+    report_holdout(o.holdout, [](const Problem& p, const DeviceInfo& d) {
+      return choose_auto_variant(p, BackendKind::gpu, d);
+    });
+    return 0;
+  }
   if (o.reports.empty()) throw InvalidInput("no REPORT.json given (poolgrad bench --out writes one)");
   if (sized_problem_given(o.cmd)) throw InvalidInput("problem options go with --explain");
   std::vector<TimedRun> runs;
@@ -114,6 +188,14 @@ int select(SelectCommandOptions& o) {
               "of the fastest on %d, within 10%% on %d of %d, geomean %.3fx, worst %.2fx (%s)\n",
               score.within_3pct, score.within_10pct, score.problems, score.geomean, score.worst,
               score.worst_problem.c_str());
+  if (!o.holdout.empty()) {
+    AutoTables tables;
+    tables.files.push_back(table);
+    // Only this table: the choice among the variants each held-out row timed (complete reports).
+    report_holdout(o.holdout, [&](const Problem& p, const DeviceInfo& d) {
+      return choose_auto_variant(tables, p, BackendKind::gpu, d);
+    });
+  }
   if (!o.out.empty()) {
     std::ofstream out(o.out);
     out << selection_to_json(table);
@@ -130,6 +212,7 @@ void add_select_command(CLI::App& app, SelectCommandOptions& o) {
   o.cmd->add_option("reports", o.reports, "REPORT.json... written by poolgrad bench --out (or pool_bench)");
   o.cmd->add_option("--out", o.out, "selection.json: the table, for --selection or POOLGRAD_SELECTION");
   o.cmd->add_flag("--explain", o.explain, "say which variant --variant auto picks for the problem given, and why");
+  o.cmd->add_option("--holdout", o.holdout, "REPORT.json...: rows to test the table made of REPORTs on (auto's pick against each row's fastest); without REPORTs, what auto picks now");
   o.cmd->add_option("--selection", o.selection, "with --explain: selection.json asked before the built-in table");
   o.cmd->add_option("--perfdb", o.perfdb, "with --explain: the perf-db asked first (default: the user's)");
   o.cmd->add_option("--backend", o.backend, "with --explain: cpu, gpu or gpuN (default: gpu0 when one is found)");
