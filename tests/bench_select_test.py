@@ -35,6 +35,52 @@ def write_npy_f32(path, shape, values):
         f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + struct.pack(f"<{len(values)}f", *values))
 
 
+def tune_and_compare(tmp, stem, backward, report):
+    """poolgrad tune into a perf-db that --variant auto then reads first (select --explain, bench,
+    backward --tune); a damaged perf-db is reported, not fatal; poolgrad compare passes a report
+    against itself and flags a planted 20% slowdown."""
+    db = os.path.join(tmp, "perfdb.json")
+    tuned = run("tune", "--backend", "cpu", *stem, "--perfdb", db, "--min-time", "0.005", "--repetitions", "2")
+    chosen = next((l.split()[1].rstrip(",") for l in tuned.stdout.splitlines() if l.startswith("chosen: ")), "?")
+    check(f"recorded in {db}" in tuned.stdout, f"tune did not record its choice:\n{tuned.stdout}")
+    entries = json.load(open(db))["entries"] if os.path.exists(db) else []
+    check(len(entries) == 1 and entries[0]["variant"] == chosen, f"perf-db after tune: {entries}")
+    explain = run("select", "--explain", "--backend", "cpu", "--perfdb", db, *stem).stdout
+    check(f"chosen: {chosen} " in explain and "decided by: perf-db, exact problem" in explain,
+          f"explain after tune:\n{explain}")
+    auto_report = os.path.join(tmp, "tuned_auto.json")
+    run("bench", "--backend", "cpu", *stem, "--variant", "auto", "--perfdb", db, "--min-time", "0.001", "--out", auto_report)
+    timed = [b["name"].split("/")[0] for b in json.load(open(auto_report))["benchmarks"] if not b["name"].startswith("copy/")]
+    check(timed == [chosen], f"bench --variant auto after tune timed {timed}, want [{chosen}]")
+    # bench --variant auto --tune tunes a row the perf-db lacks, then times its pick.
+    db2 = os.path.join(tmp, "perfdb2.json")
+    other = ["--op", "avg_pool2d", "--input-size", "1,2,20,20", "--kernel-size", "3", "--stride", "1", "--padding", "1"]
+    run("bench", "--backend", "cpu", *other, "--variant", "auto", "--tune", "--perfdb", db2, "--min-time", "0.001")
+    check(os.path.exists(db2) and len(json.load(open(db2))["entries"]) == 1, "bench --tune recorded nothing")
+    # backward --variant auto --tune: the problem tuned first, then run through the perf-db's choice.
+    db3 = os.path.join(tmp, "perfdb3.json")
+    run(*backward, "--backend", "cpu", "--tune", "--perfdb", db3)
+    check(os.path.exists(db3) and len(json.load(open(db3))["entries"]) == 1, "backward --tune recorded nothing")
+    bad = run("tune", "--backend", "cpu", "--perfdb", db, expect=2)
+    check("--op" in bad.stderr, f"tune without a problem: {bad.stderr!r}")
+    # A damaged perf-db: reported on stderr, auto still chooses.
+    damaged = os.path.join(tmp, "damaged.json")
+    with open(damaged, "w") as f:
+        f.write("{ not json")
+    p = run("select", "--explain", "--backend", "cpu", "--perfdb", damaged, *stem)
+    check("is damaged" in p.stderr and "chosen: " in p.stdout, f"damaged perf-db: {p.stderr!r}")
+
+    same = run("compare", report, report)
+    check("0 regressions" in same.stdout, f"compare of a report with itself:\n{same.stdout}")
+    planted = os.path.join(tmp, "planted.json")
+    variant = next(b["name"].split("/")[0] for b in json.load(open(report))["benchmarks"] if not b["name"].startswith("copy/"))
+    subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "..", "tools", "plant_slowdown.py"),
+                    report, variant, "1.2", planted], check=True, capture_output=True)
+    slow = run("compare", report, planted, expect=1)
+    check(f"SLOWER?" in slow.stdout and variant in slow.stdout, f"compare missed a planted slowdown:\n{slow.stdout}")
+    run("compare", report, os.path.join(tmp, "nope.json"), expect=2)
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="bench_select_")
     small = ["--suite", "networks", "--batch", "1", "--channels", "1"]
@@ -67,18 +113,24 @@ def main():
     selection = os.path.join(tmp, "selection.json")
     out = run("select", report, "--out", selection).stdout
     table = json.load(open(selection))
-    check(table["format"] == "poolgrad-selection/1", "selection format")
+    check(table["format"] == "poolgrad-selection/2", "selection format")
+    check(len(table["problems"]) == len(names), f"{len(table['problems'])} measured problems in the selection, want {len(names)}")
+    check("model" in table and "log2_taps" in table["model"], "the selection has no model weights")
     check(len(table["classes"]) >= 20, f"only {len(table['classes'])} classes from the networks suite")
     check("classes from" in out, "select printed no summary")
 
-    # The resnet50 stem row at this size: its class's winner is what auto must pick.
+    # The resnet50 stem row at this size: a measured problem, whose fastest variant auto must pick.
     stem = ["--op", "max_pool2d", "--input-size", "1,1,112,112", "--kernel-size", "3", "--stride", "2", "--padding", "1"]
     explain = run("select", "--explain", "--backend", "cpu", "--selection", selection, *stem).stdout
     cls = next(line[len("class: "):] for line in explain.splitlines() if line.startswith("class: "))
     check(cls in table["classes"], f"explained class '{cls}' is not in the selection")
-    winner = table["classes"].get(cls, {"ranking": [{"variant": "?"}]})["ranking"][0]["variant"]
-    check(f"chosen: {winner} " in explain, f"explain did not choose the selection's winner {winner}:\n{explain}")
-    check(f"selection {selection} ranks" in explain, "explain did not say the user's selection decided")
+    line = next(l[len("problem: "):] for l in explain.splitlines() if l.startswith("problem: "))
+    measured = [p for p in table["problems"] if p["problem"] == line]
+    check(len(measured) == 1, f"the stem problem is not one measured problem of the selection: {line}")
+    winner = min(measured[0]["times"], key=lambda t: t["ms"])["variant"] if measured else "?"
+    check(f"chosen: {winner} " in explain, f"explain did not choose the problem's fastest {winner}:\n{explain}")
+    check(f"selection {selection} (exact problem) ranks" in explain, "explain did not say the user's selection decided")
+    check("decided by: selection" in explain, "explain did not name the deciding layer")
 
     auto_report = os.path.join(tmp, "auto.json")
     run("bench", "--backend", "cpu", *stem, "--variant", "auto", "--selection", selection,
@@ -89,7 +141,7 @@ def main():
     # POOLGRAD_SELECTION is read like --selection; check --variant auto runs only chosen variants.
     env_explain = subprocess.run([EXE, "select", "--explain", "--backend", "cpu", *stem], capture_output=True, text=True,
                                  env={**os.environ, "POOLGRAD_SELECTION": selection}).stdout
-    check(f"selection {selection} ranks" in env_explain, "POOLGRAD_SELECTION was not read")
+    check(f"selection {selection} (exact problem) ranks" in env_explain, "POOLGRAD_SELECTION was not read")
     run("check", "--variant", "auto", "--selection", selection)
 
     # backward --variant auto reads --selection too; a file that is not a selection is refused by name.
@@ -136,6 +188,8 @@ def main():
     check("--input-size" in bad.stderr, f"bad --input-size: {bad.stderr!r}")
     bad = run("select", "--explain", "--selection", report, *stem, expect=2)
     check("not a poolgrad-selection" in bad.stderr, f"a report as --selection: {bad.stderr!r}")
+
+    tune_and_compare(tmp, stem, backward, batch_report)
 
     for f in failures:
         print("FAIL:", f)

@@ -159,9 +159,10 @@ TEST(SelectionModel, FollowsTheNearestMeasuredProblems) {
   const ModelWeights w = default_model_weights();
   EXPECT_EQ(model_rank(pool2d(Op::max, 8, 256, 80, 2, 2, 0), {"disjoint", "overlap"}, ex, w).front().variant, "disjoint");
   EXPECT_EQ(model_rank(pool2d(Op::max, 8, 256, 80, 3, 1, 1), {"disjoint", "overlap"}, ex, w).front().variant, "overlap");
-  // Another op's examples say nothing: both variants sit at the prior.
+  // Another op's examples say nothing: both variants sit at the prior, level.
   const std::vector<Prediction> avg = model_rank(pool2d(Op::avg, 8, 256, 80, 2, 2, 0), {"disjoint", "overlap"}, ex, w);
-  EXPECT_DOUBLE_EQ(avg[0].slowdown, w.prior_slowdown);
+  EXPECT_DOUBLE_EQ(avg[0].slowdown, 1.0);
+  EXPECT_DOUBLE_EQ(avg[1].slowdown, 1.0);
   EXPECT_TRUE(avg[0].nearest.empty());
   // Leave-one-out on these: every pick right.
   const ModelScore s = leave_one_out(ex, w);
@@ -172,12 +173,18 @@ TEST(SelectionModel, FollowsTheNearestMeasuredProblems) {
 
 TEST(SelectionModel, LeaveOneOutPicksOnlyDeterministicVariantsWhereAnyRan) {
   // "atomic" is fastest everywhere but not deterministic: the default's rule never picks it where
-  // a deterministic variant ran, so the score counts "gather"'s time.
+  // a deterministic variant ran, and the score is the pick against the fastest deterministic one
+  // (an atomic pick would score 1/1.5). A vendor's variant is never a pick either.
   std::vector<Example> ex;
-  for (int64_t hw : {56, 112}) ex.push_back({pool2d(Op::avg, 32, 64, hw, 2, 2, 0), std::to_string(hw), {{"atomic", 1.0, false}, {"gather", 1.5, true}}});
+  for (int64_t hw : {56, 112})
+    ex.push_back({pool2d(Op::avg, 32, 64, hw, 2, 2, 0), std::to_string(hw),
+                  {{"atomic", 1.0, false}, {"gather", 1.5, true}, {"vendor", 0.5, true, true}, {"slow", 3.0, true}}});
+  EXPECT_DOUBLE_EQ(ex[0].best_ms(), 1.0);
+  EXPECT_DOUBLE_EQ(ex[0].best_default_ms(), 1.5);
   const ModelScore s = leave_one_out(ex, default_model_weights());
-  EXPECT_EQ(s.within_10pct, 0);
-  EXPECT_DOUBLE_EQ(s.worst, 1.5);
+  EXPECT_EQ(s.within_3pct, 2);
+  EXPECT_DOUBLE_EQ(s.geomean, 1.0);
+  EXPECT_DOUBLE_EQ(s.worst, 1.0);
 }
 
 TEST(SelectionModel, FitNeverScoresWorseThanItsStart) {
