@@ -5,6 +5,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "bench/report_runs.hpp"
 #include "src/invalid_input.hpp"
 
 namespace pg::bench {
@@ -27,7 +28,7 @@ double to_ms(double t, const std::string& unit) {
 }
 
 Side read_side(const std::string& text, const std::string& name) {
-  const nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
+  const nlohmann::json doc = parse_report_json(text);
   if (doc.is_discarded() || !doc.is_object() || !doc.contains("benchmarks") || !doc["benchmarks"].is_array())
     throw InvalidInput("report " + name + " is not a Google Benchmark JSON report (poolgrad bench --out)");
   Side s;

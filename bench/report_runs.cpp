@@ -1,5 +1,6 @@
 #include "bench/report_runs.hpp"
 
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "bench/rows.hpp"
@@ -17,8 +18,34 @@ double to_ms(double t, const std::string& unit) {
 
 }  // namespace
 
+nlohmann::json parse_report_json(const std::string& text) {
+  std::string clean;
+  clean.reserve(text.size());
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char ch = text[i];
+    if (in_string) {
+      clean += ch;
+      if (ch == '\\' && i + 1 < text.size()) clean += text[++i];
+      else if (ch == '"') in_string = false;
+      continue;
+    }
+    if (ch == '"') in_string = true;
+    bool replaced = false;
+    for (const char* word : {"-Infinity", "Infinity", "-inf", "inf", "-nan", "nan", "-NaN", "NaN"})
+      if (text.compare(i, std::strlen(word), word) == 0) {
+        clean += "null";
+        i += std::strlen(word) - 1;
+        replaced = true;
+        break;
+      }
+    if (!replaced) clean += ch;
+  }
+  return nlohmann::json::parse(clean, nullptr, false);
+}
+
 ReportRuns report_runs(const std::string& text, const std::string& source) {
-  const nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
+  const nlohmann::json doc = parse_report_json(text);
   if (doc.is_discarded() || !doc.is_object() || !doc.contains("benchmarks") || !doc["benchmarks"].is_array())
     throw InvalidInput("report " + source + " is not a Google Benchmark JSON report (poolgrad bench --out)");
   ReportRuns out;

@@ -2,6 +2,7 @@
 // what `poolgrad select` and the build's built-in selection read.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,11 @@ struct ReportRuns {
   std::vector<TimedRun> runs;
   std::vector<std::string> unknown;  // benchmarks whose problem could not be told
 };
+
+// Parses a report's text. Google Benchmark writes a NaN or an infinity bare (the coefficient of
+// variation of a counter whose mean is 0, with repetitions), which JSON has no word for: such
+// values are read as null. A text that is not JSON gives a discarded value.
+nlohmann::json parse_report_json(const std::string& text);
 
 // Runs that failed verification, and the copy rows, are left out. A run's problem is its
 // label (the problem line); reports written before labels carried it name a baseline row,

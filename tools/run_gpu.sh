@@ -129,7 +129,8 @@ run_selection() {
       grep -vE "^\[[0-9]+/[0-9]+\] .*ms, " "$out/coverage.log" | grep -v "^row done" | tail -n 8
       echo "coverage: $(grep -c 'time budget' "$out/coverage.log") benchmarks skipped by MAX_SECONDS" ;;
     check) selection_check ;;
-    *) echo "PART must be networks, rest, coverage or check" >&2; status=2 ;;
+    compare) selection_compare ;;
+    *) echo "PART must be networks, rest, coverage, check or compare" >&2; status=2 ;;
   esac
   echo "selection $PART: $((SECONDS - start)) s"
 }
@@ -137,8 +138,9 @@ run_selection() {
 # The checks of kernel selection, one session: (1) the networks suite, the contenders of the committed
 # networks report and auto's pick, then what auto picks against each row's fastest; (2) the held-out
 # rows (bench/suites/fresh.rows), every variant, and auto's pick with the built-in table alone;
-# (3) `bench --variant auto --tune` on them, then auto's pick again (now the perf-db's); (4) `poolgrad
-# compare` on two runs of the same binary (9 repetitions), then on one with a planted 20% slowdown.
+# (3) `bench --variant auto --tune` on them, then auto's pick again (now the perf-db's). PART=compare:
+# `poolgrad compare` on two runs of the same binary (9 repetitions), then on one with a planted 20%
+# slowdown.
 selection_check() {
   local p=$here/bin/poolgrad suites=$here/../bench/suites res=$here/../bench/results empty=$out/empty-perfdb.json
   "$p" bench --suite networks --contenders "$res/2026-11-24_h100_selection_networks.json" --perfdb "$empty" \
@@ -153,6 +155,10 @@ selection_check() {
     --out "$out/fresh_tuned_auto.json" > /dev/null 2> "$out/fresh_tune.log" || status=1
   "$p" select --holdout "$out/fresh.json" --perfdb "$out/perfdb.json" > "$out/fresh_tuned.txt" 2>&1 || status=1
   tail -n 2 "$out/fresh_tuned.txt"; echo "tune: $((SECONDS - start)) s"
+}
+
+selection_compare() {
+  local p=$here/bin/poolgrad
   local cmp=(--suite baseline --variants '^(max\.gather\.fixed\.cf|avg\.gather\.box3|avg\.direct\.exact\.cf)$'
              --repetitions 9 --min-time 0.02)
   "$p" bench "${cmp[@]}" --out "$out/compare_a.json" > /dev/null 2> "$out/compare_a.log" || status=1
@@ -160,7 +166,8 @@ selection_check() {
   "$p" compare "$out/compare_a.json" "$out/compare_b.json" > "$out/compare_same.txt"; echo "compare, same binary: exit $?"
   python3 "$here/plant_slowdown.py" "$out/compare_b.json" max.gather.fixed.cf 1.2 "$out/compare_planted.json"
   "$p" compare "$out/compare_a.json" "$out/compare_planted.json" > "$out/compare_planted.txt"
-  echo "compare, planted 20%: exit $?"; tail -n 3 "$out/compare_planted.txt"
+  echo "compare, planted 20%: exit $?"; head -n 8 "$out/compare_planted.txt"; tail -n 3 "$out/compare_planted.txt"
+  tail -n 3 "$out/compare_same.txt"
 }
 
 run_scale() {
