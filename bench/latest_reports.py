@@ -5,17 +5,21 @@ folder, the latest (by the date in its context) of each suite on each device. On
 record each variant's determinism (context "poolgrad_report" >= 2, written by `poolgrad bench`
 since the perf-db) are taken; while a results folder has none, the latest H100 report of each suite
 is. A report without a suite in its context is of the baseline suite; the held-out suite (fresh)
-is never a source. Meson runs it when it
+and reports of some variants only (--variants, --variant, --contenders) are never sources. Meson runs it when it
 configures; re-run `meson setup --reconfigure` after committing a new report.
 
 Usage: python3 bench/latest_reports.py bench/results
 """
 import json
 import pathlib
+import re
 import sys
 
 # Suites timed only to test kernel selection on shapes its table has not seen.
 HELD_OUT = {"fresh"}
+# A report of some variants only (a filter, one variant, the contenders of another report) is not
+# a complete measurement of its rows.
+PARTIAL = re.compile(r"\s--(variants?|contenders)[\s=]")
 
 
 def main():
@@ -31,7 +35,7 @@ def main():
         if not any(b.get("name", "").startswith(("max.", "avg.")) for b in doc["benchmarks"]):
             continue
         device, suite, date = ctx.get("device", ""), ctx.get("suite", "baseline"), ctx.get("date", "")
-        if suite in HELD_OUT:
+        if suite in HELD_OUT or PARTIAL.search(ctx.get("command", "")):
             continue
         if int(ctx.get("poolgrad_report", "1")) >= 2:
             chosen = latest

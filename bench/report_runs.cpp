@@ -1,5 +1,6 @@
 #include "bench/report_runs.hpp"
 
+#include <cstdlib>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
@@ -49,7 +50,11 @@ ReportRuns report_runs(const std::string& text, const std::string& source) {
   if (doc.is_discarded() || !doc.is_object() || !doc.contains("benchmarks") || !doc["benchmarks"].is_array())
     throw InvalidInput("report " + source + " is not a Google Benchmark JSON report (poolgrad bench --out)");
   ReportRuns out;
-  if (doc.contains("context") && doc["context"].is_object()) out.device = doc["context"].value("device", "");
+  double copy_gbps = 0;
+  if (doc.contains("context") && doc["context"].is_object()) {
+    out.device = doc["context"].value("device", "");
+    copy_gbps = std::atof(doc["context"].value("copy_ceiling_GBps", "0").c_str());
+  }
   const std::vector<Row> baseline = baseline_rows();
   for (const auto& b : doc["benchmarks"]) {
     if (b.value("run_type", "iteration") == "aggregate" || b.value("error_occurred", false)) continue;
@@ -61,6 +66,7 @@ ReportRuns report_runs(const std::string& text, const std::string& source) {
     r.variant = name.substr(0, slash);
     r.row = name.substr(slash + 1);
     r.ms = to_ms(b.value("real_time", 0.0), b.value("time_unit", "ms"));
+    r.copy_gbps = copy_gbps;
     r.deterministic = b.value("deterministic", 1.0) != 0.0;  // reports before the counter: unknown, taken as yes
     // Reports before the vendor counter: cuDNN's family was the only vendor library's.
     r.vendor = b.contains("vendor") ? b.value("vendor", 0.0) != 0.0 : r.variant.rfind("cudnn.", 0) == 0;

@@ -243,11 +243,18 @@ AutoChoice choose_auto_variant(const AutoTables& t, const Problem& p, BackendKin
       if (chooser.decide(ranking_of(*e), "built-in table, class", builtin->source + ", " + builtin_how + " (class)", false))
         return c;
 
-  // 3. The model, over every measured problem of these layers.
+  // 3. The model, over every measured problem of these layers: the selection files', the built-in
+  // tables' of this arch (another device's times counted in its own copy time), and the perf-db's
+  // where this device's copy ceiling is known from its own table.
   std::vector<Example> examples;
+  double own_copy = 0;
+  if (builtin && builtin->device == device_key(device) && !builtin->problems.empty())
+    own_copy = builtin->problems.front().copy_gbps;
   for (const PerfDbEntry& e : t.perfdb.entries) {
+    if (own_copy <= 0) break;
     if (e.device != device.name || e.arch != device.arch || e.version != poolgrad_version()) continue;
     Example x;
+    x.copy_gbps = own_copy;
     std::string error;
     if (!parse_problem(e.problem, &x.problem, &error)) continue;
     x.name = "perf-db: " + e.problem;
@@ -258,7 +265,9 @@ AutoChoice choose_auto_variant(const AutoTables& t, const Problem& p, BackendKin
     if (!x.times.empty()) examples.push_back(std::move(x));
   }
   for (const SelectionTable& s : t.files) examples.insert(examples.end(), s.problems.begin(), s.problems.end());
-  if (builtin) examples.insert(examples.end(), builtin->problems.begin(), builtin->problems.end());
+  for (const SelectionTable& s : t.builtin)
+    if (&s == builtin || (builtin && arch_of(s.device) == arch_of(builtin->device)))
+      examples.insert(examples.end(), s.problems.begin(), s.problems.end());
   std::vector<std::string> candidates, deterministic;
   for (const Variant& v : variants()) {
     std::string why;

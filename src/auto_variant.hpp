@@ -6,8 +6,9 @@
 //      poolgrad version), then the --selection file and each POOLGRAD_SELECTION file, then the
 //      built-in table of this device (or the nearest device's: same arch, else the first table);
 //   2. the problem's class (src/selection.hpp), in the same order;
-//   3. the model (src/selection_model.hpp) over every measured problem those layers hold, among
-//      the variants that support the problem; only deterministic ones when any of them does.
+//   3. the model (src/selection_model.hpp) over every measured problem of the selection files and
+//      of the built-in tables of this arch (each in its device's copy time), among the variants that
+//      support the problem; only deterministic ones when any of them does.
 // A usable variant is a registered one, not a vendor library's (cudnn.*: a comparator, never
 // auto's pick), whose supports() admits the problem on the backend and that `usable` accepts.
 #pragma once

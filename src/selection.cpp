@@ -123,7 +123,7 @@ std::vector<Example> examples_from_runs(const std::vector<TimedRun>& runs) {
   std::vector<Example> out;
   for (const TimedRun& r : runs) {
     auto [it, fresh] = at.try_emplace(r.row, out.size());
-    if (fresh) out.push_back({r.problem, r.row, {}});
+    if (fresh) out.push_back({r.problem, r.row, {}, r.copy_gbps});
     Example& e = out[it->second];
     bool seen = false;
     for (VariantTime& t : e.times)
@@ -163,7 +163,7 @@ std::string selection_to_json(const SelectionTable& table) {
     nlohmann::ordered_json times = nlohmann::ordered_json::array();
     for (const VariantTime& t : e.times)
       times.push_back({{"variant", t.variant}, {"ms", t.ms}, {"deterministic", t.deterministic}, {"vendor", t.vendor}});
-    problems.push_back({{"row", e.name}, {"problem", to_string(e.problem)}, {"times", times}});
+    problems.push_back({{"row", e.name}, {"problem", to_string(e.problem)}, {"copy_GBps", e.copy_gbps}, {"times", times}});
   }
   nlohmann::ordered_json weights = nlohmann::ordered_json::object();
   for (int f = 0; f < kModelFeatures; ++f) weights[model_feature_name(f)] = table.weights.w[f];
@@ -204,6 +204,7 @@ SelectionTable selection_from_json(const std::string& text, const std::string& s
         if (!parse_problem(line, &e.problem, &error))
           throw InvalidInput("selection " + source + ": problem '" + line + "': " + error);
         e.name = j.value("row", line);
+        e.copy_gbps = j.value("copy_GBps", 0.0);
         for (const auto& t : j.at("times")) {
           const double ms = t.at("ms").get<double>();
           if (!(ms > 0)) throw InvalidInput("selection " + source + ": a time that is not positive on " + e.name);

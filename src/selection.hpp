@@ -58,6 +58,7 @@ struct TimedRun {
   double ms = 0;
   bool deterministic = true;  // the variant's own claim, as the report recorded it
   bool vendor = false;        // a vendor library's (cudnn.*): a comparator, never auto's pick
+  double copy_gbps = 0;       // the report's copy ceiling (0: unknown)
 };
 
 // Ranks the variants of every class the runs cover.

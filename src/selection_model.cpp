@@ -43,9 +43,11 @@ struct Prepared {
   double best_log_cost = 0;
 };
 
-// ms per byte of dy and dx, the op's least traffic whatever the variant, scaled to ms at 1 TB/s.
-double ideal_ms(const Problem& p) {
-  return static_cast<double>(p.in_elems() + p.out_elems()) * dtype_size(p.dtype) * 1e-9;
+// The time to move dy and dx once (the op's least traffic whatever the variant) at the example's
+// copy ceiling, or at 1 TB/s where it is unknown.
+double ideal_ms(const Example& e) {
+  const double bytes = static_cast<double>(e.problem.in_elems() + e.problem.out_elems()) * dtype_size(e.problem.dtype);
+  return bytes / ((e.copy_gbps > 0 ? e.copy_gbps : 1000.0) * 1e6);
 }
 
 Prepared prepare(const Example& e) {
@@ -53,14 +55,14 @@ Prepared prepare(const Example& e) {
   p.features = problem_features(e.problem);
   p.best = e.best_ms();
   p.best_default = e.best_default_ms();
-  p.best_log_cost = std::log(p.best / std::max(ideal_ms(e.problem), 1e-12));
+  p.best_log_cost = std::log(p.best / std::max(ideal_ms(e), 1e-12));
   for (const VariantTime& t : e.times) {
     if (t.vendor) continue;
     const double s = std::log(t.ms / p.best);
     const auto it = p.log_slowdown.find(t.variant);
     if (it == p.log_slowdown.end() || s < it->second) {
       p.log_slowdown[t.variant] = s;
-      p.log_cost[t.variant] = std::log(t.ms / std::max(ideal_ms(e.problem), 1e-12));
+      p.log_cost[t.variant] = std::log(t.ms / std::max(ideal_ms(e), 1e-12));
     }
   }
   return p;

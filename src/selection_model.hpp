@@ -47,6 +47,10 @@ struct Example {
   Problem problem;
   std::string name;                 // the row's name (or the problem line)
   std::vector<VariantTime> times;   // any order
+  // The device's copy ceiling when it was measured (GB/s, read + write; 0: unknown). The model
+  // counts each time in copies of the problem's bytes at this rate, so that examples of devices of
+  // one arch but another memory speed (an H100 and an H200) can stand next to each other.
+  double copy_gbps = 0;
   double best_ms() const;           // the fastest of poolgrad's own variants (vendors' left out)
   // The fastest the default may pick: of the deterministic own variants, or of all own ones where
   // none is deterministic.

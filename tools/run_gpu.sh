@@ -138,23 +138,31 @@ run_selection() {
 # The checks of kernel selection, one session: (1) the networks suite, the contenders of the committed
 # networks report and auto's pick, then what auto picks against each row's fastest; (2) the held-out
 # rows (bench/suites/fresh.rows), every variant, and auto's pick with the built-in table alone;
-# (3) `bench --variant auto --tune` on them, then auto's pick again (now the perf-db's). PART=compare:
+# (3) `bench --variant auto --tune` on them, then auto's pick again (now the perf-db's); CHECK picks
+# some of networks, fresh and tune. PART=compare:
 # `poolgrad compare` on two runs of the same binary (9 repetitions), then on one with a planted 20%
 # slowdown.
 selection_check() {
   local p=$here/bin/poolgrad suites=$here/../bench/suites res=$here/../bench/results empty=$out/empty-perfdb.json
+  local parts=" ${CHECK:-networks fresh tune} "
+  if [[ $parts == *" networks "* ]]; then
   "$p" bench --suite networks --contenders "$res/2026-11-24_h100_selection_networks.json" --perfdb "$empty" \
-    --min-time 0.05 --max-seconds 200 --out "$out/check_networks.json" > /dev/null 2> "$out/check_networks.log" || status=1
+    --min-time "${MIN_TIME:-0.02}" --max-seconds 300 --out "$out/check_networks.json" > /dev/null 2> "$out/check_networks.log" || status=1
   "$p" select --holdout "$out/check_networks.json" --perfdb "$empty" > "$out/check_networks.txt" 2>&1 || status=1
   tail -n 2 "$out/check_networks.txt"; echo "networks: $((SECONDS - start)) s"
+  fi
+  if [[ $parts == *" fresh "* ]]; then
   "$p" bench --rows "$suites/fresh.rows" --min-time 0.02 --max-seconds 150 --out "$out/fresh.json" \
     > /dev/null 2> "$out/fresh.log" || status=1
   "$p" select --holdout "$out/fresh.json" --perfdb "$empty" > "$out/fresh_builtin.txt" 2>&1 || status=1
   tail -n 2 "$out/fresh_builtin.txt"; echo "fresh: $((SECONDS - start)) s"
+  fi
+  if [[ $parts == *" tune "* ]]; then
   "$p" bench --rows "$suites/fresh.rows" --variant auto --tune --perfdb "$out/perfdb.json" --min-time 0.05 \
     --out "$out/fresh_tuned_auto.json" > /dev/null 2> "$out/fresh_tune.log" || status=1
   "$p" select --holdout "$out/fresh.json" --perfdb "$out/perfdb.json" > "$out/fresh_tuned.txt" 2>&1 || status=1
   tail -n 2 "$out/fresh_tuned.txt"; echo "tune: $((SECONDS - start)) s"
+  fi
 }
 
 selection_compare() {

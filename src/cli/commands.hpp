@@ -106,7 +106,7 @@ struct SelectCommandOptions {
   CLI::App* cmd = nullptr;
   SizedProblemOptions problem;
   std::vector<std::string> reports, holdout;
-  std::string out, selection, perfdb, backend;  // backend empty: the GPU when one is found, else the CPU
+  std::string out, selection, perfdb, backend, holdout_json;  // backend empty: the GPU when one is found, else the CPU
   bool explain = false;
 };
 void add_select_command(CLI::App& app, SelectCommandOptions& opts);

@@ -6,6 +6,7 @@
 #include <functional>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "bench/report_runs.hpp"
@@ -64,7 +65,8 @@ using AutoChooser = std::function<AutoChoice(const Problem&, const DeviceInfo&)>
 
 // What --variant auto picks (through `choose`) on each row of the reports, against the row's
 // measured fastest. A pick the report did not time is listed and counted apart.
-void report_holdout(const std::vector<std::string>& paths, const AutoChooser& choose) {
+void report_holdout(const std::vector<std::string>& paths, const AutoChooser& choose, const std::string& json_out) {
+  nlohmann::ordered_json records = nlohmann::ordered_json::array();
   int rows = 0, within3 = 0, within10 = 0, own3 = 0, own10 = 0, untimed = 0;
   double worst = 1, log_sum = 0, own_worst = 1;
   std::map<std::string, int> by_layer;
@@ -101,6 +103,8 @@ void report_holdout(const std::vector<std::string>& paths, const AutoChooser& ch
       own_worst = std::max(own_worst, own);
       log_sum += std::log(slowdown);
       std::printf("  %5.2fx %5.2fx %-24s %-28s %s\n", slowdown, own, c.variant->name.c_str(), c.layer.c_str(), e.name.c_str());
+      records.push_back({{"row", e.name}, {"report", path}, {"variant", c.variant->name}, {"layer", c.layer},
+                         {"slowdown", slowdown}, {"slowdown_all_own", own}});
     }
   }
   std::string layers;
@@ -109,6 +113,11 @@ void report_holdout(const std::vector<std::string>& paths, const AutoChooser& ch
               "against every own variant, atomic ones included: within 3%% on %d, within 10%% on %d, worst %.2fx\n",
               within3, within10, rows, rows ? std::exp(log_sum / rows) : 1.0, worst, layers.c_str(), own3, own10, own_worst);
   if (untimed) std::printf("%d rows where the report did not time auto's pick (not counted)\n", untimed);
+  if (!json_out.empty()) {
+    std::ofstream out(json_out);
+    out << records.dump(1) << "\n";
+    if (!out) throw InvalidInput("--holdout-json = " + json_out + " cannot be written");
+  }
 }
 
 int explain(SelectCommandOptions& o) {
@@ -141,13 +150,14 @@ int explain(SelectCommandOptions& o) {
 }
 
 int select(SelectCommandOptions& o) {
+  if (!o.holdout_json.empty() && o.holdout.empty()) throw InvalidInput("--holdout-json goes with --holdout REPORT.json");
   if (o.reports.empty() && !o.holdout.empty()) {
     // An audit: what auto picks now (perf-db, selection files, built-in table) on the reports' rows.
     set_selection_file(o.selection);
     set_perfdb_file(o.perfdb);
     report_holdout(o.holdout, [](const Problem& p, const DeviceInfo& d) {
       return choose_auto_variant(p, BackendKind::gpu, d);
-    });
+    }, o.holdout_json);
     return 0;
   }
   if (o.reports.empty()) throw InvalidInput("no REPORT.json given (poolgrad bench --out writes one)");
@@ -194,7 +204,7 @@ int select(SelectCommandOptions& o) {
     // Only this table: the choice among the variants each held-out row timed (complete reports).
     report_holdout(o.holdout, [&](const Problem& p, const DeviceInfo& d) {
       return choose_auto_variant(tables, p, BackendKind::gpu, d);
-    });
+    }, o.holdout_json);
   }
   if (!o.out.empty()) {
     std::ofstream out(o.out);
@@ -212,6 +222,7 @@ void add_select_command(CLI::App& app, SelectCommandOptions& o) {
   o.cmd->add_option("reports", o.reports, "REPORT.json... written by poolgrad bench --out (or pool_bench)");
   o.cmd->add_option("--out", o.out, "selection.json: the table, for --selection or POOLGRAD_SELECTION");
   o.cmd->add_flag("--explain", o.explain, "say which variant --variant auto picks for the problem given, and why");
+  o.cmd->add_option("--holdout-json", o.holdout_json, "FILE: with --holdout, each row's pick and slowdown as JSON (bench/plot_selection.py)");
   o.cmd->add_option("--holdout", o.holdout, "REPORT.json...: rows to test the table made of REPORTs on (auto's pick against each row's fastest); without REPORTs, what auto picks now");
   o.cmd->add_option("--selection", o.selection, "with --explain: selection.json asked before the built-in table");
   o.cmd->add_option("--perfdb", o.perfdb, "with --explain: the perf-db asked first (default: the user's)");
