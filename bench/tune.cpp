@@ -96,8 +96,13 @@ PerfDbEntry perfdb_entry(const Backend& b, const Problem& p, const TuneResult& r
 }
 
 TuneResult tune_and_record(Backend& b, const Problem& p, const TuneOptions& o, const std::string& perfdb) {
-  std::fprintf(stderr, "tune: %s on %s (%s)\n", to_string(p).c_str(), b.name().c_str(), b.info().name.c_str());
-  TuneResult r = tune(b, p, o, [](const std::string& line) { std::fprintf(stderr, "  %s\n", line.c_str()); });
+  bool header = false;  // printed with the first variant: nothing at all when no variant runs p
+  TuneResult r = tune(b, p, o, [&](const std::string& line) {
+    if (!header)
+      std::fprintf(stderr, "tune: %s on %s (%s)\n", to_string(p).c_str(), b.name().c_str(), b.info().name.c_str());
+    header = true;
+    std::fprintf(stderr, "  %s\n", line.c_str());
+  });
   if (!r.best) return r;
   const std::string warning = record_perfdb(perfdb, {perfdb_entry(b, p, r)});
   forget_auto_tables();  // the next --variant auto reads the new entry

@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "src/backend.hpp"
+#include "src/invalid_input.hpp"
 
 #ifndef POOLGRAD_VERSION
 #define POOLGRAD_VERSION "unknown"
@@ -82,8 +82,11 @@ std::string read_all(int fd) {
 void make_parent_dirs(const std::string& path) {
   for (size_t at = path.find('/', 1); at != std::string::npos; at = path.find('/', at + 1)) {
     const std::string dir = path.substr(0, at);
-    if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
-      throw Error("perf-db " + path + ": cannot create " + dir + ": " + errno_text());
+    if (mkdir(dir.c_str(), 0755) == 0) continue;
+    if (errno != EEXIST) throw InvalidInput("perf-db " + path + ": cannot create " + dir + ": " + errno_text());
+    struct stat st;
+    if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+      throw InvalidInput("perf-db " + path + ": " + dir + " is not a directory");
   }
 }
 
@@ -92,7 +95,7 @@ class FileLock {
  public:
   explicit FileLock(const std::string& path) {
     fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) throw Error("perf-db lock " + path + " cannot be opened: " + errno_text());
+    if (fd_ < 0) throw InvalidInput("perf-db lock " + path + " cannot be opened: " + errno_text());
     while (flock(fd_, LOCK_EX) != 0)
       if (errno != EINTR) {
         close(fd_);
@@ -156,7 +159,7 @@ PerfDb load_perfdb(const std::string& path) {
 }
 
 std::string record_perfdb(const std::string& path, const std::vector<PerfDbEntry>& add) {
-  if (path.empty()) throw Error("no perf-db path: give --perfdb FILE or set POOLGRAD_PERFDB, XDG_CACHE_HOME or HOME");
+  if (path.empty()) throw InvalidInput("no perf-db path: give --perfdb FILE or set POOLGRAD_PERFDB, XDG_CACHE_HOME or HOME");
   make_parent_dirs(path);
   FileLock lock(path + ".lock");
   std::vector<PerfDbEntry> entries;
@@ -168,11 +171,11 @@ std::string record_perfdb(const std::string& path, const std::vector<PerfDbEntry
     if (!parse_perfdb(text, &entries, &why)) {
       const std::string aside = path + ".damaged-" + utc_stamp();
       if (rename(path.c_str(), aside.c_str()) != 0)
-        throw Error("perf-db " + path + " is damaged (" + why + ") and cannot be moved aside: " + errno_text());
+        throw InvalidInput("perf-db " + path + " is damaged (" + why + ") and cannot be moved aside: " + errno_text());
       warning = "perf-db " + path + " was damaged (" + why + "): kept as " + aside + ", a new one started";
     }
   } else if (errno != ENOENT) {
-    throw Error("perf-db " + path + " cannot be read: " + errno_text());
+    throw InvalidInput("perf-db " + path + " cannot be read: " + errno_text());
   }
   for (const PerfDbEntry& e : add) {
     bool replaced = false;
@@ -186,7 +189,7 @@ std::string record_perfdb(const std::string& path, const std::vector<PerfDbEntry
 
   const std::string tmp = path + ".tmp-" + std::to_string(getpid());
   const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw Error("perf-db " + path + ": cannot write " + tmp + ": " + errno_text());
+  if (fd < 0) throw InvalidInput("perf-db " + path + ": cannot write " + tmp + ": " + errno_text());
   try {
     write_fully(fd, doc.dump(1) + "\n", "perf-db " + tmp);
   } catch (...) {
@@ -198,9 +201,19 @@ std::string record_perfdb(const std::string& path, const std::vector<PerfDbEntry
   if (rename(tmp.c_str(), path.c_str()) != 0) {
     const std::string why = errno_text();
     unlink(tmp.c_str());
-    throw Error("perf-db " + path + ": cannot replace it: " + why);
+    throw InvalidInput("perf-db " + path + ": cannot replace it: " + why);
   }
   return warning;
+}
+
+void check_perfdb_writable(const std::string& path) {
+  if (path.empty()) throw InvalidInput("no perf-db path: give --perfdb FILE or set POOLGRAD_PERFDB, XDG_CACHE_HOME or HOME");
+  make_parent_dirs(path);
+  const int fd = open((path + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) throw InvalidInput("perf-db lock " + path + ".lock cannot be opened: " + errno_text());
+  close(fd);
+  if (access(path.c_str(), F_OK) == 0 && access(path.c_str(), R_OK | W_OK) != 0)
+    throw InvalidInput("perf-db " + path + " cannot be read and written: " + errno_text());
 }
 
 const PerfDbEntry* find_tuned(const PerfDb& db, const std::string& device, const std::string& arch,

@@ -53,8 +53,13 @@ PerfDb load_perfdb(const std::string& path);
 
 // Adds `add` (an entry with the key of an existing one replaces it) under the lock, creating the
 // directory when needed. Returns a warning line when the old file was damaged and kept aside, else
-// "". Throws Error naming the path when it cannot be written; the old file is then untouched.
+// "". Throws InvalidInput naming the path when it cannot be written there (the path is the user's),
+// Error when a write fails midway; the old file is untouched either way.
 std::string record_perfdb(const std::string& path, const std::vector<PerfDbEntry>& add);
+
+// Throws InvalidInput naming the path when the perf-db could not be written there (its directory
+// cannot be made, its lock file cannot be opened): checked before a tune spends time measuring.
+void check_perfdb_writable(const std::string& path);
 
 // The entry for exactly this problem on this device and version; nullptr when none.
 const PerfDbEntry* find_tuned(const PerfDb& db, const std::string& device, const std::string& arch,

@@ -163,8 +163,7 @@ int run(BenchCommandOptions& o, int argc, char** argv) {
   }
   set_selection_file(o.selection);
   set_perfdb_file(o.perfdb);
-  if (o.tune && current_perfdb_path().empty())
-    throw InvalidInput("--tune: no perf-db path: give --perfdb FILE or set POOLGRAD_PERFDB, XDG_CACHE_HOME or HOME");
+  if (o.tune) check_perfdb_writable(current_perfdb_path());
   const BackendKind kind = o.backend == "gpu" ? BackendKind::gpu : BackendKind::cpu;
 
   std::string command;

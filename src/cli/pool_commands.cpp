@@ -68,8 +68,7 @@ int run(const CLI::App& cmd, PoolCommandOptions& o) {
   refuse_conv_options(cmd, o.args.op);
   if (o.tune && o.args.variant != "auto") throw InvalidInput("--tune goes with --variant auto");
   set_perfdb_file(o.perfdb);
-  if (o.tune && current_perfdb_path().empty())
-    throw InvalidInput("--tune: no perf-db path: give --perfdb FILE or set POOLGRAD_PERFDB, XDG_CACHE_HOME or HOME");
+  if (o.tune) check_perfdb_writable(current_perfdb_path());
   set_selection_file(o.selection);
   if (o.input.empty()) throw InvalidInput("--input is required");
   return &cmd == o.forward ? forward(o) : backward(o);

@@ -28,8 +28,7 @@ int run(TuneCommandOptions& o) {
   }
   set_perfdb_file(o.perfdb);
   const std::string path = current_perfdb_path();
-  if (path.empty() && !o.dry_run)
-    throw InvalidInput("no perf-db path: give --perfdb FILE or set POOLGRAD_PERFDB, XDG_CACHE_HOME or HOME");
+  if (!o.dry_run) check_perfdb_writable(path);
   std::string backend = o.backend, why;
   if (backend.empty()) backend = gpu_count(&why) > 0 ? "gpu0" : "cpu";
   const std::unique_ptr<Backend> b = backend_by_name(backend);
@@ -40,6 +39,9 @@ int run(TuneCommandOptions& o) {
   const bench::TuneResult r =
       o.dry_run ? bench::tune(*b, p, t, [](const std::string& line) { std::fprintf(stderr, "  %s\n", line.c_str()); })
                 : bench::tune_and_record(*b, p, t, path);
+  if (r.timed.empty() && r.failed.empty())
+    throw CannotRun("no variant" + std::string(o.variants_regex.empty() ? "" : " that --variants admits") +
+                    " supports this problem on " + b->name());
   std::printf("problem: %s\nclass: %s\nbackend: %s (%s)\n", to_string(p).c_str(), problem_class(p).c_str(),
               b->name().c_str(), device_key(b->info()).c_str());
   std::printf("%-28s %10s %8s\n", "variant", "ms", "vs best");
@@ -49,9 +51,6 @@ int run(TuneCommandOptions& o) {
   for (const bench::TunedVariant& tv : r.failed)
     std::printf("%-28s NOT VERIFIED: %s\n", tv.variant->name.c_str(), tv.failure.c_str());
   if (!r.best) {
-    if (r.timed.empty() && r.failed.empty())
-      throw CannotRun("no variant" + std::string(o.variants_regex.empty() ? "" : " that --variants admits") +
-                      " supports this problem on " + b->name());
     std::printf("no verified variant of poolgrad's own: nothing recorded\n");
     return kExitMismatch;
   }
