@@ -1,6 +1,8 @@
 #include "bench/report_runs.hpp"
 
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
@@ -18,6 +20,14 @@ double to_ms(double t, const std::string& unit) {
 }
 
 }  // namespace
+
+std::string read_report_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InvalidInput("report " + path + " cannot be read");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
 
 nlohmann::json parse_report_json(const std::string& text) {
   std::string clean;

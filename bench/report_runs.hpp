@@ -16,6 +16,9 @@ struct ReportRuns {
   std::vector<std::string> unknown;  // benchmarks whose problem could not be told
 };
 
+// The text of the report at `path`; throws InvalidInput ("report PATH cannot be read").
+std::string read_report_file(const std::string& path);
+
 // Parses a report's text. Google Benchmark writes a NaN or an infinity bare (the coefficient of
 // variation of a counter whose mean is 0, with repetitions), which JSON has no word for: such
 // values are read as null. A text that is not JSON gives a discarded value.

@@ -11,24 +11,14 @@
 #include "src/auto_variant.hpp"
 #include "src/perfdb.hpp"
 #include "src/selection.hpp"
+#include "tests/problems.hpp"
 
 namespace pg {
 namespace {
 
 const DeviceInfo kDevice{"Test CPU", "cpu"};
 
-Problem pool2d(Op op, int64_t n, int64_t c, int64_t hw, int64_t k, int64_t s, int64_t pad) {
-  Problem p;
-  p.op = op;
-  p.n = n;
-  p.c = c;
-  p.in[1] = p.in[2] = hw;
-  p.kernel[1] = p.kernel[2] = k;
-  p.stride[1] = p.stride[2] = s;
-  p.pad_begin[1] = p.pad_begin[2] = p.pad_end[1] = p.pad_end[2] = pad;
-  finalize(p);
-  return p;
-}
+using test::pool2d;
 
 std::string temp_path(const std::string& name) {
   return (std::filesystem::temp_directory_path() / ("poolgrad_auto_" + name + "_" + std::to_string(getpid()))).string();

@@ -4,23 +4,12 @@
 
 #include "src/invalid_input.hpp"
 #include "src/selection.hpp"
+#include "tests/problems.hpp"
 
 namespace pg {
 namespace {
 
-Problem pool2d(Op op, int64_t n, int64_t c, int64_t hw, int64_t k, int64_t s, int64_t pad) {
-  Problem p;
-  p.op = op;
-  p.dims = 2;
-  p.n = n;
-  p.c = c;
-  p.in[1] = p.in[2] = hw;
-  p.kernel[1] = p.kernel[2] = k;
-  p.stride[1] = p.stride[2] = s;
-  p.pad_begin[1] = p.pad_begin[2] = p.pad_end[1] = p.pad_end[2] = pad;
-  finalize(p);
-  return p;
-}
+using test::pool2d;
 
 TEST(ProblemClass, NamesEveryAxisThatPicksABody) {
   EXPECT_EQ(problem_class(pool2d(Op::max, 32, 64, 112, 3, 2, 1)), "max 2d cf f32 k3s2p1 idx=plane/i64 L");

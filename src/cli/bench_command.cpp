@@ -65,11 +65,7 @@ std::vector<Row> read_rows_file(const std::string& path) {
 std::map<std::string, std::set<std::string>> read_contenders(const std::string& path, double within) {
   std::map<std::string, std::set<std::string>> out;
   if (path.empty()) return out;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InvalidInput("--contenders = " + path + " cannot be read");
-  std::ostringstream text;
-  text << in.rdbuf();
-  for (const Example& e : examples_from_runs(bench::report_runs(text.str(), path).runs)) {
+  for (const Example& e : examples_from_runs(bench::report_runs(bench::read_report_file(path), path).runs)) {
     std::set<std::string>& s = out[to_string(e.problem)];
     for (const VariantTime& t : e.times)
       if (t.ms <= within * e.best_ms()) s.insert(t.variant);

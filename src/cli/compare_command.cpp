@@ -6,20 +6,13 @@
 #include <sstream>
 
 #include "bench/compare.hpp"
+#include "bench/report_runs.hpp"
 #include "src/cli/commands.hpp"
 #include "src/cli/exit_codes.hpp"
 #include "src/invalid_input.hpp"
 
 namespace pg {
 namespace {
-
-std::string read_report(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InvalidInput("report " + path + " cannot be read");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 const char* verdict_name(bench::Verdict v) {
   switch (v) {
@@ -44,7 +37,7 @@ int run(CompareCommandOptions& o) {
   opt.threshold_pct = o.threshold;
   opt.alpha = o.alpha;
   const bench::Comparison c =
-      bench::compare_reports(read_report(o.old_report), o.old_report, read_report(o.new_report), o.new_report, opt);
+      bench::compare_reports(bench::read_report_file(o.old_report), o.old_report, bench::read_report_file(o.new_report), o.new_report, opt);
   std::printf("old: %s (%s)\nnew: %s (%s)\n", o.old_report.c_str(), c.old_context.c_str(), o.new_report.c_str(),
               c.new_context.c_str());
   if (c.old_device != c.new_device)

@@ -21,14 +21,6 @@ namespace {
 // Issue 16's bar: on every row, the variant auto picks is within 3% of the row's measured best.
 constexpr double kAutoTolerancePct = 3.0;
 
-std::string read_report(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InvalidInput("report " + path + " cannot be read");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // What --variant auto gets on each measured row: the first variant of its class's ranking that
 // ran on the row (on the device that ran it, the one supports() admits), against the row's best.
 void report_rows_against_best(const std::vector<SelectionEntry>& entries, const std::vector<TimedRun>& runs) {
@@ -57,7 +49,7 @@ void report_rows_against_best(const std::vector<SelectionEntry>& entries, const 
       break;
     }
   }
-  std::printf("auto's pick is within %.0f%% of the row's fastest on %d of %zu rows\n", kAutoTolerancePct, within,
+  std::printf("each class ranking's first variant that ran on a row is within %.0f%% of the row's fastest on %d of %zu rows\n", kAutoTolerancePct, within,
               rows.size());
 }
 
@@ -73,7 +65,7 @@ void report_holdout(const std::vector<std::string>& paths, const AutoChooser& ch
   std::printf("held-out rows: what --variant auto picks with only this table, against each row's fastest the default "
               "may pick (deterministic where any ran), then against the fastest of every own variant\n");
   for (const std::string& path : paths) {
-    bench::ReportRuns report = bench::report_runs(read_report(path), path);
+    bench::ReportRuns report = bench::report_runs(bench::read_report_file(path), path);
     const auto open = report.device.rfind(" (");
     DeviceInfo device;
     device.name = report.device.substr(0, open);
@@ -165,7 +157,7 @@ int select(SelectCommandOptions& o) {
   std::vector<TimedRun> runs;
   std::string device, device_source;
   for (const std::string& path : o.reports) {
-    bench::ReportRuns report = bench::report_runs(read_report(path), path);
+    bench::ReportRuns report = bench::report_runs(bench::read_report_file(path), path);
     // A class ranks variants against each other on one device; two devices' times do not compare.
     if (!device_source.empty() && report.device != device)
       throw InvalidInput("report " + path + " ran on '" + report.device + "', " + device_source + " on '" + device +
