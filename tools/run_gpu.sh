@@ -139,14 +139,15 @@ run_selection() {
 # networks report and auto's pick, then what auto picks against each row's fastest; (2) the held-out
 # rows (bench/suites/fresh.rows), every variant, and auto's pick with the built-in table alone;
 # (3) `bench --variant auto --tune` on them, then auto's pick again (now the perf-db's); CHECK picks
-# some of networks, fresh and tune. PART=compare:
+# some of networks, fresh and tune; CONTENDERS names the networks report in bench/results whose
+# contenders are timed (default: the H100's). PART=compare:
 # `poolgrad compare` on two runs of the same binary (9 repetitions), then on one with a planted 20%
 # slowdown.
 selection_check() {
   local p=$here/bin/poolgrad suites=$here/../bench/suites res=$here/../bench/results empty=$out/empty-perfdb.json
   local parts=" ${CHECK:-networks fresh tune} "
   if [[ $parts == *" networks "* ]]; then
-  "$p" bench --suite networks --contenders "$res/2026-11-24_h100_selection_networks.json" --perfdb "$empty" \
+  "$p" bench --suite networks --contenders "$res/${CONTENDERS:-2026-11-24_h100_selection_networks.json}" --perfdb "$empty" \
     --min-time "${MIN_TIME:-0.02}" --max-seconds 300 --out "$out/check_networks.json" > /dev/null 2> "$out/check_networks.log" || status=1
   "$p" select --holdout "$out/check_networks.json" --perfdb "$empty" > "$out/check_networks.txt" 2>&1 || status=1
   tail -n 2 "$out/check_networks.txt"; echo "networks: $((SECONDS - start)) s"
