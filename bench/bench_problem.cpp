@@ -1,6 +1,6 @@
 #include "bench/bench_problem.hpp"
 
-#include "src/invalid_input.hpp"
+#include "src/model/invalid_input.hpp"
 
 namespace pg::bench {
 

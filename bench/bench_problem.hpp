@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "src/pool_run.hpp"
+#include "src/harness/pool_run.hpp"
 
 namespace pg::bench {
 

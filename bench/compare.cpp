@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/report_runs.hpp"
-#include "src/invalid_input.hpp"
+#include "src/model/invalid_input.hpp"
 
 namespace pg::bench {
 namespace {

@@ -21,10 +21,10 @@
 
 #include "bench/conv_rows.hpp"
 #include "bench/timing.hpp"
-#include "src/backend.hpp"
-#include "src/conv_registry.hpp"
-#include "src/conv_verify.hpp"
-#include "src/fma_peak.hpp"
+#include "src/model/backend.hpp"
+#include "src/harness/conv_registry.hpp"
+#include "src/harness/conv_verify.hpp"
+#include "src/harness/fma_peak.hpp"
 
 namespace pg::bench {
 namespace {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "src/conv_problem.hpp"
+#include "src/model/conv_problem.hpp"
 
 namespace pg::bench {
 

@@ -14,10 +14,10 @@
 #include <thread>
 
 #include "bench/timing.hpp"
-#include "src/copy.hpp"
-#include "src/host_memory.hpp"
-#include "src/registry.hpp"
-#include "src/verify.hpp"
+#include "src/harness/copy.hpp"
+#include "src/harness/host_memory.hpp"
+#include "src/harness/registry.hpp"
+#include "src/harness/verify.hpp"
 
 namespace pg::bench {
 namespace {

@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "bench/rows.hpp"
-#include "src/backend.hpp"
-#include "src/registry.hpp"
-#include "src/verify.hpp"
+#include "src/model/backend.hpp"
+#include "src/harness/registry.hpp"
+#include "src/harness/verify.hpp"
 
 namespace pg::bench {
 

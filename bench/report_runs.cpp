@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/rows.hpp"
-#include "src/invalid_input.hpp"
+#include "src/model/invalid_input.hpp"
 
 namespace pg::bench {
 namespace {

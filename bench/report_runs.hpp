@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "src/selection.hpp"
+#include "src/harness/selection.hpp"
 
 namespace pg::bench {
 

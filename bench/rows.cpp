@@ -1,6 +1,6 @@
 #include "bench/rows.hpp"
 
-#include "src/selection.hpp"
+#include "src/harness/selection.hpp"
 
 namespace pg::bench {
 namespace {

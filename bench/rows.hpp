@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "src/problem.hpp"
+#include "src/model/problem.hpp"
 
 namespace pg::bench {
 

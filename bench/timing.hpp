@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "src/backend.hpp"
+#include "src/model/backend.hpp"
 
 namespace pg::bench {
 

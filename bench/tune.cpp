@@ -8,10 +8,10 @@
 
 #include "bench/engine.hpp"
 #include "bench/timing.hpp"
-#include "src/auto_variant.hpp"
-#include "src/host_memory.hpp"
-#include "src/selection.hpp"
-#include "src/verify.hpp"
+#include "src/harness/auto_variant.hpp"
+#include "src/harness/host_memory.hpp"
+#include "src/harness/selection.hpp"
+#include "src/harness/verify.hpp"
 
 namespace pg::bench {
 namespace {

@@ -1,6 +1,6 @@
 // The find step (`poolgrad tune`, `--variant auto --tune`): every variant that supports a problem
 // is verified on it and timed, on the user's backend and exact problem, as cuDNN's benchmark mode
-// and MIOpen's Find do; the fastest verified one goes into the user perf-db (src/perfdb.hpp),
+// and MIOpen's Find do; the fastest verified one goes into the user perf-db (src/harness/perfdb.hpp),
 // where every later --variant auto finds it first.
 //
 // Each variant is verified through run_and_verify on the problem and the run it verified is the
@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "src/backend.hpp"
-#include "src/perfdb.hpp"
-#include "src/problem.hpp"
-#include "src/registry.hpp"
+#include "src/model/backend.hpp"
+#include "src/harness/perfdb.hpp"
+#include "src/model/problem.hpp"
+#include "src/harness/registry.hpp"
 
 namespace pg::bench {
 

@@ -21,8 +21,8 @@
 #include "fuzz/problem_gen.hpp"
 #include "fuzz/property.hpp"
 #include "kernels/common/numeric.hpp"
-#include "src/registry.hpp"
-#include "src/verify.hpp"
+#include "src/harness/registry.hpp"
+#include "src/harness/verify.hpp"
 #include "tests/backend_main.hpp"
 
 namespace pg {

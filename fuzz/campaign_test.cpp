@@ -22,8 +22,8 @@
 #include "fuzz/conv_target.hpp"
 #include "fuzz/pool_target.hpp"
 #include "fuzz/registered_targets.hpp"
-#include "src/conv_verify.hpp"
-#include "src/verify.hpp"
+#include "src/harness/conv_verify.hpp"
+#include "src/harness/verify.hpp"
 
 namespace pg::fuzz {
 namespace {

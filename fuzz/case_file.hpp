@@ -5,7 +5,7 @@
 //    "data": {"kind": ..., "seed": ...},
 //    "signature": the kind of failure, "report": [the failure report, line by line],
 //    "replay": the same case as a command line, "plugin": the variant's shared library, when
-//    it came from one (src/plugin.hpp)}
+//    it came from one (src/harness/plugin.hpp)}
 // Replay needs only target, variant, backend, problem, data and plugin; the rest is for the reader.
 #pragma once
 
@@ -14,8 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "src/datagen.hpp"
-#include "src/problem.hpp"
+#include "src/harness/datagen.hpp"
+#include "src/model/problem.hpp"
 
 namespace pg::fuzz {
 

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "src/conv_problem.hpp"
-#include "src/conv_registry.hpp"
+#include "src/model/conv_problem.hpp"
+#include "src/harness/conv_registry.hpp"
 
 namespace pg::fuzz {
 

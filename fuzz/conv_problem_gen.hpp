@@ -8,9 +8,9 @@
 
 #include <iosfwd>
 
-#include "src/conv_problem.hpp"
-#include "src/conv_registry.hpp"
-#include "src/datagen.hpp"
+#include "src/model/conv_problem.hpp"
+#include "src/harness/conv_registry.hpp"
+#include "src/harness/datagen.hpp"
 
 namespace pg {
 

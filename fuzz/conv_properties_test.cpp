@@ -20,8 +20,8 @@
 #include "fuzz/property.hpp"
 #include "kernels/common/numeric.hpp"
 #include "reference/conv_reference.hpp"
-#include "src/conv_registry.hpp"
-#include "src/conv_verify.hpp"
+#include "src/harness/conv_registry.hpp"
+#include "src/harness/conv_verify.hpp"
 #include "tests/backend_main.hpp"
 
 namespace pg {

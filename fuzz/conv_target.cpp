@@ -3,7 +3,7 @@
 #include "fuzz/conv_coverage.hpp"
 #include "fuzz/conv_problem_gen.hpp"
 #include "fuzz/generated_target.hpp"
-#include "src/conv_verify.hpp"
+#include "src/harness/conv_verify.hpp"
 
 namespace pg::fuzz {
 namespace {

@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "fuzz/target.hpp"
-#include "src/conv_registry.hpp"
+#include "src/harness/conv_registry.hpp"
 
 namespace pg::fuzz {
 

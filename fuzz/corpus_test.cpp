@@ -9,10 +9,10 @@
 #include <optional>
 
 #include "fuzz/case_file.hpp"
-#include "src/conv_registry.hpp"
-#include "src/conv_verify.hpp"
-#include "src/registry.hpp"
-#include "src/verify.hpp"
+#include "src/harness/conv_registry.hpp"
+#include "src/harness/conv_verify.hpp"
+#include "src/harness/registry.hpp"
+#include "src/harness/verify.hpp"
 #include "tests/backend_main.hpp"
 
 namespace pg {

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "src/datagen.hpp"
-#include "src/problem.hpp"
-#include "src/registry.hpp"
+#include "src/harness/datagen.hpp"
+#include "src/model/problem.hpp"
+#include "src/harness/registry.hpp"
 
 namespace pg::fuzz {
 

@@ -14,7 +14,7 @@
 #include "fuzz/case_file.hpp"
 #include "fuzz/rapidcheck_lock.hpp"
 #include "fuzz/target.hpp"
-#include "src/verify.hpp"
+#include "src/harness/verify.hpp"
 
 namespace pg::fuzz {
 

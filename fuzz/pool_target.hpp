@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "fuzz/target.hpp"
-#include "src/registry.hpp"
+#include "src/harness/registry.hpp"
 
 namespace pg::fuzz {
 

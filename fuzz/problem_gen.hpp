@@ -11,10 +11,10 @@
 
 #include <iosfwd>
 
-#include "src/datagen.hpp"
-#include "src/domain.hpp"
-#include "src/problem.hpp"
-#include "src/registry.hpp"
+#include "src/harness/datagen.hpp"
+#include "src/model/domain.hpp"
+#include "src/model/problem.hpp"
+#include "src/harness/registry.hpp"
 
 namespace pg {
 

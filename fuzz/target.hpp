@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "src/backend.hpp"
+#include "src/model/backend.hpp"
 
 namespace pg::fuzz {
 

@@ -1,10 +1,9 @@
 // The GPU backend's instantiation of the copy and FMA-ceiling kernels: nvcc for NVIDIA, hipcc
 // -x hip for AMD. The variants are instantiated per op in kernels/max/, kernels/avg/ and kernels/conv/.
-#include "src/copy.hpp"
-#include "src/fma_peak.hpp"
 #include "kernels/common/copy.hpp"
 #include "kernels/common/exec.hpp"
 #include "kernels/common/fma_chains.hpp"
+#include "kernels/exports.hpp"
 
 namespace pg {
 

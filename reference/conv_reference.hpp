@@ -1,5 +1,5 @@
 // The CPU oracle for N-D convolution forward and backward-data: the plainest loops that follow
-// the definition in src/conv_problem.hpp, values in double, nothing shared with kernels/.
+// the definition in src/model/conv_problem.hpp, values in double, nothing shared with kernels/.
 //
 // Tensors are flat vectors in the problem's layout (the same element order as the device
 // buffers): x has x_elems(), w w_elems(), y and dy y_elems() values.
@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "src/conv_problem.hpp"
+#include "src/model/conv_problem.hpp"
 
 namespace pg::ref {
 

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "src/problem.hpp"
+#include "src/model/problem.hpp"
 
 namespace pg::ref {
 

@@ -3,7 +3,7 @@
 // a rounding bug in the kernels' converters is not shared by the check that judges them.
 #pragma once
 
-#include "src/dtype.hpp"
+#include "src/model/dtype.hpp"
 
 namespace pg::ref {
 

@@ -1,4 +1,4 @@
-// --variant auto's layers (src/auto_variant.hpp) on the CPU backend: the perf-db's exact problem
+// --variant auto's layers (src/harness/auto_variant.hpp) on the CPU backend: the perf-db's exact problem
 // first, of this device and version only; a damaged perf-db is not fatal; a class (an unmeasured
 // problem) and the model never default to an atomic variant where a deterministic one runs the
 // problem, while an exact measured problem may pick one.
@@ -8,9 +8,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "src/auto_variant.hpp"
-#include "src/perfdb.hpp"
-#include "src/selection.hpp"
+#include "src/harness/auto_variant.hpp"
+#include "src/harness/perfdb.hpp"
+#include "src/harness/selection.hpp"
 #include "tests/problems.hpp"
 
 namespace pg {

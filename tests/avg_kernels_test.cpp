@@ -20,8 +20,8 @@
 #include "kernels/avg/avg_gather_box3.hpp"
 #include "kernels/avg/avg_gather_k3s2.hpp"
 #include "kernels/avg/avg_geometry.hpp"
-#include "src/registry.hpp"
-#include "src/verify.hpp"
+#include "src/harness/registry.hpp"
+#include "src/harness/verify.hpp"
 #include "kernels/common/numeric.hpp"
 
 namespace pg {

@@ -1,7 +1,7 @@
 // The backend a test binary runs on, chosen by --backend=cpu|gpu on its command line.
 #pragma once
 
-#include "src/backend.hpp"
+#include "src/model/backend.hpp"
 
 namespace pg::test {
 

@@ -26,7 +26,7 @@
 #include <sstream>
 #include <thread>
 
-#include "src/npy.hpp"
+#include "src/harness/npy.hpp"
 #include "kernels/common/numeric.hpp"
 
 namespace pg {

@@ -2,10 +2,10 @@
 // on every backend it runs on, derived from supports(), never from a list of names.
 #include <gtest/gtest.h>
 
-#include "src/check_set.hpp"
-#include "src/conv_check_set.hpp"
-#include "src/conv_registry.hpp"
-#include "src/registry.hpp"
+#include "src/harness/check_set.hpp"
+#include "src/harness/conv_check_set.hpp"
+#include "src/harness/conv_registry.hpp"
+#include "src/harness/registry.hpp"
 
 namespace pg {
 namespace {

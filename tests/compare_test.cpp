@@ -8,7 +8,7 @@
 #include <random>
 
 #include "bench/compare.hpp"
-#include "src/invalid_input.hpp"
+#include "src/model/invalid_input.hpp"
 
 namespace pg::bench {
 namespace {

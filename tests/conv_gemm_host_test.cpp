@@ -12,8 +12,8 @@
 
 #include "fuzz/conv_problem_gen.hpp"
 #include "kernels/conv/conv_gemm.hpp"
-#include "src/conv_verify.hpp"
-#include "src/verify_common.hpp"
+#include "src/harness/conv_verify.hpp"
+#include "src/harness/verify_common.hpp"
 
 namespace pg {
 namespace {

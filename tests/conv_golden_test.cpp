@@ -21,7 +21,7 @@
 
 #include "kernels/common/numeric.hpp"
 #include "reference/conv_reference.hpp"
-#include "src/conv_run.hpp"
+#include "src/harness/conv_run.hpp"
 
 namespace pg {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <limits>
 
-#include "src/conv_problem.hpp"
+#include "src/model/conv_problem.hpp"
 
 namespace pg {
 namespace {

@@ -1,12 +1,12 @@
-// The library behind `poolgrad forward|backward --op convNd` (src/conv_run.hpp): shapes in
+// The library behind `poolgrad forward|backward --op convNd` (src/harness/conv_run.hpp): shapes in
 // either layout, unbatched inputs, the half-precision dtypes, and one line naming the parameter
 // for every refusal, raised before any payload is read.
 #include <gtest/gtest.h>
 
 #include "kernels/common/numeric.hpp"
-#include "src/conv_registry.hpp"
-#include "src/conv_run.hpp"
-#include "src/invalid_input.hpp"
+#include "src/harness/conv_registry.hpp"
+#include "src/harness/conv_run.hpp"
+#include "src/model/invalid_input.hpp"
 
 namespace pg {
 namespace {

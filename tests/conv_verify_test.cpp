@@ -9,7 +9,7 @@
 
 #include "kernels/common/numeric.hpp"
 #include "reference/conv_reference.hpp"
-#include "src/conv_verify.hpp"
+#include "src/harness/conv_verify.hpp"
 
 namespace pg {
 namespace {

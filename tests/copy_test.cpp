@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "tests/backend_main.hpp"
-#include "src/copy.hpp"
+#include "src/harness/copy.hpp"
 
 namespace pg {
 namespace {

@@ -7,10 +7,10 @@
 #include <cmath>
 
 #include "reference/pool_reference.hpp"
-#include "src/backend.hpp"
-#include "src/profile.hpp"
-#include "src/registry.hpp"
-#include "src/verify.hpp"
+#include "src/model/backend.hpp"
+#include "src/model/profile.hpp"
+#include "src/harness/registry.hpp"
+#include "src/harness/verify.hpp"
 
 namespace pg {
 namespace {

@@ -13,8 +13,7 @@
 
 #include "tests/backend_main.hpp"
 #include "kernels/common/exec.hpp"
-#include "kernels/max/max_direct_recompute.hpp"
-#include "kernels/max/max_direct_stored.hpp"
+#include "kernels/max/max_direct.hpp"
 #include "kernels/max/max_dispatch.hpp"
 #include "kernels/max/max_gather_fixed_cl.hpp"
 #include "kernels/max/max_gather_recompute.hpp"
@@ -22,11 +21,10 @@
 #include "kernels/max/max_gather_stored_run.hpp"
 #include "kernels/max/max_gather_stream.hpp"
 #include "kernels/max/max_geometry.hpp"
-#include "kernels/max/max_scatter_recompute.hpp"
-#include "kernels/max/max_scatter_stored.hpp"
+#include "kernels/max/max_scatter.hpp"
 #include "reference/pool_reference.hpp"
-#include "src/registry.hpp"
-#include "src/verify.hpp"
+#include "src/harness/registry.hpp"
+#include "src/harness/verify.hpp"
 
 namespace pg {
 namespace {

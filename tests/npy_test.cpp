@@ -4,8 +4,8 @@
 #include <cstring>
 #include <filesystem>
 
-#include "src/invalid_input.hpp"
-#include "src/npy.hpp"
+#include "src/model/invalid_input.hpp"
+#include "src/harness/npy.hpp"
 
 namespace pg {
 namespace {

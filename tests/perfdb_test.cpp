@@ -1,4 +1,4 @@
-// The user perf-db (src/perfdb.hpp): what it finds, that concurrent writers (processes and
+// The user perf-db (src/harness/perfdb.hpp): what it finds, that concurrent writers (processes and
 // threads) lose no entry and readers never see half a file, and that a damaged file is reported,
 // read as empty and kept aside by the next write, never fatal and never silently destroyed.
 #include <gtest/gtest.h>
@@ -13,8 +13,8 @@
 #include <sstream>
 #include <thread>
 
-#include "src/backend.hpp"
-#include "src/perfdb.hpp"
+#include "src/model/backend.hpp"
+#include "src/harness/perfdb.hpp"
 
 namespace pg {
 namespace {

@@ -1,4 +1,4 @@
-// Plugins through the poolgrad command (src/plugin.cpp): the example plugin's variants are listed,
+// Plugins through the poolgrad command (src/harness/plugin.cpp): the example plugin's variants are listed,
 // checked and fuzzed like poolgrad's own, its planted bug is found, shrunk and replayed from the
 // case file; broken plugins are refused with one line naming the path, exit 2.
 //

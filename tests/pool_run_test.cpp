@@ -4,10 +4,10 @@
 
 #include <cstring>
 
-#include "src/invalid_input.hpp"
-#include "src/pool_run.hpp"
-#include "src/profile.hpp"
-#include "src/registry.hpp"
+#include "src/model/invalid_input.hpp"
+#include "src/harness/pool_run.hpp"
+#include "src/model/profile.hpp"
+#include "src/harness/registry.hpp"
 #include "kernels/common/numeric.hpp"
 
 namespace pg {

@@ -1,7 +1,7 @@
 // Problems the tests build by hand.
 #pragma once
 
-#include "src/problem.hpp"
+#include "src/model/problem.hpp"
 
 namespace pg::test {
 

@@ -25,8 +25,8 @@
 #include <unistd.h>
 
 #include "reference/pool_reference.hpp"
-#include "src/invalid_input.hpp"
-#include "src/pool_run.hpp"
+#include "src/model/invalid_input.hpp"
+#include "src/harness/pool_run.hpp"
 #include "kernels/common/numeric.hpp"
 
 namespace pg {

@@ -5,8 +5,8 @@
 #include <cmath>
 
 #include "reference/pool_reference.hpp"
-#include "src/backend.hpp"
-#include "src/profile.hpp"
+#include "src/model/backend.hpp"
+#include "src/model/profile.hpp"
 
 namespace pg {
 namespace {

@@ -15,10 +15,10 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "src/backend.hpp"
-#include "src/profile.hpp"
-#include "src/registry.hpp"
-#include "src/verify.hpp"
+#include "src/model/backend.hpp"
+#include "src/model/profile.hpp"
+#include "src/harness/registry.hpp"
+#include "src/harness/verify.hpp"
 #include "tests/backend_main.hpp"
 
 namespace pg {

@@ -1,9 +1,9 @@
-// The selection table (src/selection.hpp): what a problem class keeps apart and what it merges,
+// The selection table (src/harness/selection.hpp): what a problem class keeps apart and what it merges,
 // how variants rank inside a class, and the file round trip --variant auto reads.
 #include <gtest/gtest.h>
 
-#include "src/invalid_input.hpp"
-#include "src/selection.hpp"
+#include "src/model/invalid_input.hpp"
+#include "src/harness/selection.hpp"
 #include "tests/problems.hpp"
 
 namespace pg {

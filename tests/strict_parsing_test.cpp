@@ -1,5 +1,5 @@
-// Strict numbers, lists and problem strings (src/parse_number.hpp, parse_problem), atomic
-// outputs (src/output_file.hpp) and the host-memory check: the units behind issue 14's CLI
+// Strict numbers, lists and problem strings (src/model/parse_number.hpp, parse_problem), atomic
+// outputs (src/harness/output_file.hpp) and the host-memory check: the units behind issue 14's CLI
 // rows, tested directly.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -8,11 +8,11 @@
 #include <fstream>
 #include <functional>
 
-#include "src/host_memory.hpp"
-#include "src/invalid_input.hpp"
-#include "src/output_file.hpp"
-#include "src/parse_number.hpp"
-#include "src/problem.hpp"
+#include "src/harness/host_memory.hpp"
+#include "src/model/invalid_input.hpp"
+#include "src/harness/output_file.hpp"
+#include "src/model/parse_number.hpp"
+#include "src/model/problem.hpp"
 
 namespace pg {
 namespace {

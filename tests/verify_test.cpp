@@ -19,7 +19,7 @@
 #include "kernels/common/numeric.hpp"
 #include "reference/pool_reference.hpp"
 #include "reference/rounding.hpp"
-#include "src/verify.hpp"
+#include "src/harness/verify.hpp"
 
 namespace pg {
 namespace {

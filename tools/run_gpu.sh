@@ -24,7 +24,7 @@
 #   conv   the conv backward-data variants alone: `poolgrad check` per conv variant, the conv
 #          fuzz properties (${CONV_CASES:-1000} cases per variant and property), conv_bench (JSON)
 #          and cuDNN through PyTorch on the same rows (SKIP_PYTORCH=1 skips it)
-#   cudnn  the cuDNN variant family (src/cudnn_pool.cpp; libcudnn from POOLGRAD_CUDNN,
+#   cudnn  the cuDNN variant family (src/harness/cudnn_pool.cpp; libcudnn from POOLGRAD_CUDNN,
 #          LD_LIBRARY_PATH or PyTorch's wheel): registered or why not, `poolgrad check -v` per
 #          variant, the fuzz property with ${CASES:-10000} GPU cases per variant, and the baseline
 #          suite timed for the cuDNN and poolgrad's gather/direct variants (cudnn_bench.json)

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "src/invalid_input.hpp"
-#include "src/pool_plan.hpp"
+#include "src/model/invalid_input.hpp"
+#include "src/harness/pool_plan.hpp"
 #include "fuzz/parsers/command_line.hpp"
 #include "src/cli/commands.hpp"
 

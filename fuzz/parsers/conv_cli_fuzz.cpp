@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "fuzz/parsers/command_line.hpp"
-#include "src/conv_plan.hpp"
-#include "src/invalid_input.hpp"
+#include "src/harness/conv_plan.hpp"
+#include "src/model/invalid_input.hpp"
 #include "src/cli/commands.hpp"
 #include "src/cli/parse_options.hpp"
 
@@ -28,7 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     weight.shape = {6, 2, 3, 3};
   }
   for (int64_t& v : weight.shape)
-    if (v < 0) v = 0;  // an .npy header never holds a negative size (src/npy.cpp refuses it)
+    if (v < 0) v = 0;  // an .npy header never holds a negative size (src/harness/npy.cpp refuses it)
   CLI::App app{"fuzz"};
   pg::PoolCommandOptions opts;
   const CLI::App* cmd = pg::fuzz::parse_command_line({lines.begin() + 1, lines.end()}, app, opts);

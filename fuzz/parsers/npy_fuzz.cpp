@@ -1,12 +1,12 @@
-// libFuzzer entry for the .npy reader (src/npy.cpp): any bytes either parse or raise
+// libFuzzer entry for the .npy reader (src/harness/npy.cpp): any bytes either parse or raise
 // InvalidInput. A crash, a sanitizer report, another exception, or a file that does not read
 // back the same after format_npy is a finding.
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
-#include "src/invalid_input.hpp"
-#include "src/npy.hpp"
+#include "src/model/invalid_input.hpp"
+#include "src/harness/npy.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::vector<unsigned char> bytes(data, data + size);

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "reference/pool_reference.hpp"
-#include "src/problem.hpp"
+#include "src/model/problem.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

@@ -14,7 +14,8 @@
 
 #include "kernels/avg/avg_geometry.hpp"
 #include "kernels/common/exec.hpp"
-#include "src/registry.hpp"
+#include "kernels/common/variant_defaults.hpp"
+#include "src/model/variant.hpp"
 
 namespace pg {
 
@@ -130,18 +131,14 @@ struct AvgBroadcastPlaneBody {
   }
 };
 
-struct AvgBroadcastPlane {
+struct AvgBroadcastPlane : VariantDefaults {
   static constexpr const char* name = "avg.broadcast.plane";
   static constexpr Op op = Op::avg;
   static constexpr Inputs inputs = Inputs::dy_only;
   static constexpr bool deterministic = true;
-  static constexpr bool gpu_only = false;
   // Any window, one per plane. Planes of a few elements up to a few dozen, so that packs straddle
   // rows and planes in every way.
   static Domain domain() { return {.windows = WindowRule::single, .shapes = {}}; }
-
-  static Support supports(const Problem&) { return Support::yes(); }
-  static size_t workspace_bytes(const Problem&) { return 0; }
 
   template <class Exec>
   static void launch(const Exec& ex, const Problem& p, const BwdBuffers& b) {

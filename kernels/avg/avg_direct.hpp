@@ -7,9 +7,10 @@
 // input exactly have broadcasts of their own: avg.direct.exact.cl and .cf.)
 #pragma once
 
-#include "src/registry.hpp"
+#include "src/model/variant.hpp"
 #include "kernels/avg/avg_geometry.hpp"
 #include "kernels/common/exec.hpp"
+#include "kernels/common/variant_defaults.hpp"
 
 namespace pg {
 
@@ -61,18 +62,14 @@ struct AvgDirectBody {
   }
 };
 
-struct AvgDirect {
+struct AvgDirect : VariantDefaults {
   static constexpr const char* name = "avg.direct";
   static constexpr Op op = Op::avg;
   static constexpr Inputs inputs = Inputs::dy_only;
   static constexpr bool deterministic = true;
-  static constexpr bool gpu_only = false;
   // Disjoint windows, at the default reach: items are one element or pack along the contiguous
   // axis and have no structure along D or H to span.
   static Domain domain() { return {.windows = WindowRule::disjoint, .shapes = {}}; }
-
-  static Support supports(const Problem&) { return Support::yes(); }
-  static size_t workspace_bytes(const Problem&) { return 0; }
 
   template <class Exec>
   static void launch(const Exec& ex, const Problem& p, const BwdBuffers& b) {

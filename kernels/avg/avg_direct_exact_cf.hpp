@@ -7,9 +7,10 @@
 // offsets fit int32.
 #pragma once
 
-#include "src/registry.hpp"
+#include "src/model/variant.hpp"
 #include "kernels/avg/avg_geometry.hpp"
 #include "kernels/common/exec.hpp"
+#include "kernels/common/variant_defaults.hpp"
 
 namespace pg {
 
@@ -49,12 +50,11 @@ struct AvgDirectExactPlanesBody {
   }
 };
 
-struct AvgDirectExactCf {
+struct AvgDirectExactCf : VariantDefaults {
   static constexpr const char* name = "avg.direct.exact.cf";
   static constexpr Op op = Op::avg;
   static constexpr Inputs inputs = Inputs::dy_only;
   static constexpr bool deterministic = true;
-  static constexpr bool gpu_only = false;
   // The body is built for kernel 2 along W and takes any kernel == stride along D and H; a
   // listed domain names one shape for every axis, so this one admits k2 s2 p0 throughout.
   // Every axis is a whole number of windows (whole_windows), which the fuzz builds directly.
@@ -71,7 +71,6 @@ struct AvgDirectExactCf {
   static Support supports(const Problem& p) {
     return avg_fits_int32(p) ? Support::yes() : Support::no("offsets beyond int32");
   }
-  static size_t workspace_bytes(const Problem&) { return 0; }
 
   template <class Exec>
   static void launch(const Exec& ex, const Problem& p, const BwdBuffers& b) {

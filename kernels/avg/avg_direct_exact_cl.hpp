@@ -7,9 +7,10 @@
 // (launch throws otherwise) and offsets fit int32.
 #pragma once
 
-#include "src/registry.hpp"
+#include "src/model/variant.hpp"
 #include "kernels/avg/avg_geometry.hpp"
 #include "kernels/common/exec.hpp"
+#include "kernels/common/variant_defaults.hpp"
 
 namespace pg {
 
@@ -48,12 +49,11 @@ struct AvgDirectExactPointsBody {
   }
 };
 
-struct AvgDirectExactCl {
+struct AvgDirectExactCl : VariantDefaults {
   static constexpr const char* name = "avg.direct.exact.cl";
   static constexpr Op op = Op::avg;
   static constexpr Inputs inputs = Inputs::dy_only;
   static constexpr bool deterministic = true;
-  static constexpr bool gpu_only = false;
   // The body takes any kernel == stride per axis; a listed domain names one shape for every axis,
   // so this one admits the common ones, the same on every axis. Every axis is a
   // whole number of windows (whole_windows), which the fuzz builds directly.
@@ -72,7 +72,6 @@ struct AvgDirectExactCl {
   static Support supports(const Problem& p) {
     return avg_fits_int32(p) ? Support::yes() : Support::no("offsets beyond int32");
   }
-  static size_t workspace_bytes(const Problem&) { return 0; }
 
   template <class Exec>
   static void launch(const Exec& ex, const Problem& p, const BwdBuffers& b) {

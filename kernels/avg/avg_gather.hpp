@@ -5,9 +5,10 @@
 // and the contiguous axis divides into them, else one element per item.
 #pragma once
 
-#include "src/registry.hpp"
+#include "src/model/variant.hpp"
 #include "kernels/avg/avg_geometry.hpp"
 #include "kernels/common/exec.hpp"
+#include "kernels/common/variant_defaults.hpp"
 
 namespace pg {
 
@@ -70,18 +71,14 @@ struct AvgGatherBody {
   }
 };
 
-struct AvgGather {
+struct AvgGather : VariantDefaults {
   static constexpr const char* name = "avg.gather";
   static constexpr Op op = Op::avg;
   static constexpr Inputs inputs = Inputs::dy_only;
   static constexpr bool deterministic = true;
-  static constexpr bool gpu_only = false;
   // Every problem, at the default reach (a few windows per axis): items are one element or pack
   // along the contiguous axis and have no structure along D or H to span.
   static Domain domain() { return Domain{}; }
-
-  static Support supports(const Problem&) { return Support::yes(); }
-  static size_t workspace_bytes(const Problem&) { return 0; }
 
   template <class Exec>
   static void launch(const Exec& ex, const Problem& p, const BwdBuffers& b) {

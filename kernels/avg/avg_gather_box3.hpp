@@ -22,9 +22,10 @@
 
 #include <type_traits>
 
-#include "src/registry.hpp"
+#include "src/model/variant.hpp"
 #include "kernels/avg/avg_geometry.hpp"
 #include "kernels/common/exec.hpp"
+#include "kernels/common/variant_defaults.hpp"
 
 namespace pg {
 
@@ -200,12 +201,11 @@ AvgBox3Body<T, Idx, V, kDepth> make_avg_box3(const Problem& p, const T* dy, T* d
   return body;
 }
 
-struct AvgGatherBox3 {
+struct AvgGatherBox3 : VariantDefaults {
   static constexpr const char* name = "avg.gather.box3";
   static constexpr Op op = Op::avg;
   static constexpr Inputs inputs = Inputs::dy_only;
   static constexpr bool deterministic = true;
-  static constexpr bool gpu_only = false;
   // k3 s1 p1 gives out == in on every axis; 1D problems are out (H must be a box too). Sizes
   // for the fuzz: D up to 12, three runs of kAvgBox3MinRunPlanes; a few rows and W packs.
   static Domain domain() {
@@ -222,7 +222,6 @@ struct AvgGatherBox3 {
     if (!avg_fits_int32(p)) return Support::no("offsets beyond int32");
     return Support::yes();
   }
-  static size_t workspace_bytes(const Problem&) { return 0; }
 
   template <class Exec>
   static void launch(const Exec& ex, const Problem& p, const BwdBuffers& b) {

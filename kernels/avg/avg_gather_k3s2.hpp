@@ -25,9 +25,10 @@
 // oracle's (terms + 2) u bound.
 #pragma once
 
-#include "src/registry.hpp"
+#include "src/model/variant.hpp"
 #include "kernels/avg/avg_geometry.hpp"
 #include "kernels/common/exec.hpp"
+#include "kernels/common/variant_defaults.hpp"
 
 namespace pg {
 
@@ -152,12 +153,11 @@ struct AvgK3S2Body {
   }
 };
 
-struct AvgGatherK3S2 {
+struct AvgGatherK3S2 : VariantDefaults {
   static constexpr const char* name = "avg.gather.k3s2";
   static constexpr Op op = Op::avg;
   static constexpr Inputs inputs = Inputs::dy_only;
   static constexpr bool deterministic = true;
-  static constexpr bool gpu_only = false;
   // Sizes for the fuzz: D up to 12 (three runs of kMinRunPlanes window planes), H over a few
   // groups of kRows rows with a partial last one, W a few packs.
   static Domain domain() {
@@ -174,7 +174,6 @@ struct AvgGatherK3S2 {
     if (!avg_fits_int32(p)) return Support::no("offsets beyond int32");
     return Support::yes();
   }
-  static size_t workspace_bytes(const Problem&) { return 0; }
 
   // Work items: W / V * ceil(H / R) * N * C per run of window planes, D cut into runs until
   // there are kWantItems, several waves (plan_plane_runs; each run computes one window plane

@@ -7,9 +7,10 @@
 // oracle's bound), every dx element written once, no zeroing pass.
 #pragma once
 
-#include "src/registry.hpp"
+#include "src/model/variant.hpp"
 #include "kernels/avg/avg_geometry.hpp"
 #include "kernels/common/plane_stream.hpp"
+#include "kernels/common/variant_defaults.hpp"
 
 namespace pg {
 
@@ -56,12 +57,11 @@ struct AvgStreamBody {
   PG_HD void store(Idx at, Acc v) const { dx[at] = from_accum<T>(v); }
 };
 
-struct AvgGatherStream {
+struct AvgGatherStream : VariantDefaults {
   static constexpr const char* name = "avg.gather.stream";
   static constexpr Op op = Op::avg;
   static constexpr Inputs inputs = Inputs::dy_only;
   static constexpr bool deterministic = true;
-  static constexpr bool gpu_only = false;
   // stream_applies (plane_stream.hpp) as a domain. It also takes a kernel-1 D of any length,
   // which a listed domain cannot name beside k3 on H and W: that case is left out here. Sizes for
   // the fuzz: H and W across 32 x 32 tiles with partial ones, D over a few planes.
@@ -73,9 +73,6 @@ struct AvgGatherStream {
             .layouts = {Layout::channels_first},
             .reach = {7, 40, 70}};
   }
-
-  static Support supports(const Problem&) { return Support::yes(); }
-  static size_t workspace_bytes(const Problem&) { return 0; }
 
   template <class Exec>
   static void launch(const Exec& ex, const Problem& p, const BwdBuffers& b) {

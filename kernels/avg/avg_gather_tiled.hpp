@@ -17,10 +17,11 @@
 #include <cstddef>
 #include <numeric>
 
-#include "src/backend.hpp"
-#include "src/registry.hpp"
+#include "src/model/backend.hpp"
+#include "src/model/variant.hpp"
 #include "kernels/avg/avg_geometry.hpp"
 #include "kernels/common/exec.hpp"
+#include "kernels/common/variant_defaults.hpp"
 
 namespace pg {
 
@@ -286,12 +287,11 @@ __global__ void __launch_bounds__(kAvgTileX * kAvgBlockRows) avg_tiled_kernel(Av
 
 #endif
 
-struct AvgGatherTiled {
+struct AvgGatherTiled : VariantDefaults {
   static constexpr const char* name = "avg.gather.tiled";
   static constexpr Op op = Op::avg;
   static constexpr Inputs inputs = Inputs::dy_only;
   static constexpr bool deterministic = true;
-  static constexpr bool gpu_only = false;
   // Channels-first, any window whose tile plan fits in shared memory (supports()). Sizes for
   // the fuzz: several tiles with a partial last one along every axis (tiles up to 8 planes along
   // D, 32 rows along H in 2D and 8 in 3D, 32 columns along W).
@@ -305,7 +305,6 @@ struct AvgGatherTiled {
       return Support::no("window reach too large for a 48 KiB shared-memory tile");
     return Support::yes();
   }
-  static size_t workspace_bytes(const Problem&) { return 0; }
 
   static void launch(const CpuExec& ex, const Problem& p, const BwdBuffers& b) {
     with_avg_types(p, [&](auto tag, auto idx) {

@@ -12,8 +12,8 @@
 #include <string>
 #include <type_traits>
 
-#include "src/problem.hpp"
-#include "src/registry.hpp"
+#include "src/model/problem.hpp"
+#include "src/model/variant.hpp"
 #include "kernels/common/divider.hpp"
 #include "kernels/common/pack.hpp"
 #include "kernels/common/require.hpp"

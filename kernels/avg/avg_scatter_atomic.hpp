@@ -4,10 +4,11 @@
 // end, so a dx element is rounded to its storage type once, as in every other variant.
 #pragma once
 
-#include "src/registry.hpp"
+#include "src/model/variant.hpp"
 #include "kernels/common/accum_workspace.hpp"
 #include "kernels/avg/avg_geometry.hpp"
 #include "kernels/common/exec.hpp"
+#include "kernels/common/variant_defaults.hpp"
 
 namespace pg {
 
@@ -46,12 +47,11 @@ struct AvgScatterAtomicBody {
   }
 };
 
-struct AvgScatterAtomic {
+struct AvgScatterAtomic : VariantDefaults {
   static constexpr const char* name = "avg.scatter.atomic";
   static constexpr Op op = Op::avg;
   static constexpr Inputs inputs = Inputs::dy_only;
   static constexpr bool deterministic = false;
-  static constexpr bool gpu_only = false;
   // Every problem, at the default reach (a few windows per axis): one item per dy element, with
   // no structure to span.
   // Atomics race only on problems big enough for several CPU threads (kernels/common/exec.hpp).
@@ -61,8 +61,6 @@ struct AvgScatterAtomic {
     d.reach[2] = 40;
     return d;
   }
-
-  static Support supports(const Problem&) { return Support::yes(); }
 
   static size_t workspace_bytes(const Problem& p) { return accum_workspace_bytes(p); }
 

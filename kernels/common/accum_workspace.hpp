@@ -6,8 +6,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "src/problem.hpp"
-#include "src/registry.hpp"
+#include "src/model/problem.hpp"
+#include "src/model/variant.hpp"
 #include "kernels/common/exec.hpp"
 
 namespace pg {

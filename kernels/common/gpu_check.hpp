@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "src/backend.hpp"
+#include "src/model/backend.hpp"
 #include "kernels/common/hip_compat.hpp"
 
 namespace pg {

@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include "kernels/common/hip_compat.hpp"
-#include "src/dtype.hpp"
+#include "src/model/dtype.hpp"
 #if defined(__CUDACC__)
 #include <cuda_fp16.h>
 #endif

@@ -25,7 +25,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "src/problem.hpp"
+#include "src/model/problem.hpp"
 #include "kernels/common/divider.hpp"
 #include "kernels/common/exec.hpp"
 

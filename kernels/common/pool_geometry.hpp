@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "kernels/common/hip_compat.hpp"
-#include "src/problem.hpp"
+#include "src/model/problem.hpp"
 
 namespace pg {
 

@@ -7,10 +7,10 @@
 #include <string>
 #include <utility>
 
-#include "src/backend.hpp"
-#include "src/domain.hpp"
-#include "src/problem.hpp"
-#include "src/registry.hpp"
+#include "src/model/backend.hpp"
+#include "src/model/domain.hpp"
+#include "src/model/problem.hpp"
+#include "src/model/variant.hpp"
 #include "kernels/common/pack.hpp"
 
 namespace pg {

@@ -12,8 +12,9 @@
 
 #include "kernels/common/divider.hpp"
 #include "kernels/common/exec.hpp"
+#include "kernels/common/variant_defaults.hpp"
 #include "kernels/conv/conv_geometry.hpp"
-#include "src/conv_registry.hpp"
+#include "src/model/conv_variant.hpp"
 
 namespace pg {
 
@@ -83,13 +84,10 @@ struct ConvGatherBody {
   }
 };
 
-struct ConvGather {
+struct ConvGather : ConvVariantDefaults {
   static constexpr const char* name = "conv.gather";
   static constexpr bool deterministic = true;
-  static constexpr bool gpu_only = false;
   static ConvDomain domain() { return {}; }
-  static Support supports(const ConvProblem&) { return Support::yes(); }
-  static size_t workspace_bytes(const ConvProblem&) { return 0; }
 
   template <class Exec>
   static void launch(const Exec& ex, const ConvProblem& p, const ConvBuffers& b) {

@@ -38,7 +38,7 @@
 
 #include "kernels/common/exec.hpp"
 #include "kernels/conv/conv_geometry.hpp"
-#include "src/conv_registry.hpp"
+#include "src/model/conv_variant.hpp"
 
 namespace pg {
 

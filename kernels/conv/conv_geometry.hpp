@@ -13,7 +13,7 @@
 
 #include "kernels/common/hip_compat.hpp"
 #include "kernels/common/numeric.hpp"
-#include "src/conv_problem.hpp"
+#include "src/model/conv_problem.hpp"
 
 namespace pg {
 

@@ -6,8 +6,9 @@
 
 #include "kernels/common/accum_workspace.hpp"
 #include "kernels/common/exec.hpp"
+#include "kernels/common/variant_defaults.hpp"
 #include "kernels/conv/conv_geometry.hpp"
-#include "src/conv_registry.hpp"
+#include "src/model/conv_variant.hpp"
 
 namespace pg {
 
@@ -59,10 +60,9 @@ struct ConvScatterAtomicBody {
   }
 };
 
-struct ConvScatterAtomic {
+struct ConvScatterAtomic : ConvVariantDefaults {
   static constexpr const char* name = "conv.scatter.atomic";
   static constexpr bool deterministic = false;
-  static constexpr bool gpu_only = false;
   // Atomics race on the CPU backend only from 1024 items per thread (kernels/common/exec.hpp):
   // a longer W axis reaches that often.
   static ConvDomain domain() {
@@ -70,7 +70,6 @@ struct ConvScatterAtomic {
     d.reach[2] = 40;
     return d;
   }
-  static Support supports(const ConvProblem&) { return Support::yes(); }
   static size_t workspace_bytes(const ConvProblem& p) {
     return dtype_size(p.dtype) == 2 ? static_cast<size_t>(p.x_elems()) * sizeof(float) : 0;
   }

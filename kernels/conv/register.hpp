@@ -4,7 +4,6 @@
 
 #include <vector>
 
-#include "src/conv_registry.hpp"
 #include "kernels/register.hpp"  // VariantList
 
 namespace pg {

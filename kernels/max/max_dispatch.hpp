@@ -7,8 +7,9 @@
 #include <initializer_list>
 
 #include "kernels/common/pack.hpp"
-#include "src/problem.hpp"
-#include "src/registry.hpp"
+#include "kernels/common/variant_defaults.hpp"
+#include "src/model/problem.hpp"
+#include "src/model/variant.hpp"
 #include "kernels/max/max_geometry.hpp"
 #include "kernels/common/numeric.hpp"
 
@@ -20,6 +21,16 @@ enum class IndexWidth { fit, wide };
 inline bool uses_int32(const Problem& p, IndexWidth width) {
   return width == IndexWidth::fit && max_fits_int32(p);
 }
+
+// A max variant runs at the index width that fits; its launch_with(..., IndexWidth::wide) is how
+// the tests reach the int64 path on small problems.
+template <class Self>
+struct MaxVariant : VariantDefaults {
+  template <class Exec>
+  static void launch(const Exec& ex, const Problem& p, const BwdBuffers& b) {
+    Self::launch_with(ex, p, b, IndexWidth::fit);
+  }
+};
 
 // supports() of the variants built on int32 offsets only.
 inline Support int32_offsets_only(const Problem& p) {

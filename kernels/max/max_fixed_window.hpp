@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "src/domain.hpp"
-#include "src/problem.hpp"
+#include "src/model/domain.hpp"
+#include "src/model/problem.hpp"
 #include "kernels/common/hip_compat.hpp"
 
 namespace pg {

@@ -18,8 +18,8 @@
 #include "kernels/max/max_dispatch.hpp"
 #include "kernels/max/max_fixed_window.hpp"
 #include "kernels/common/require.hpp"
-#include "src/problem.hpp"
-#include "src/registry.hpp"
+#include "src/model/problem.hpp"
+#include "src/model/variant.hpp"
 
 namespace pg {
 
@@ -122,12 +122,11 @@ struct MaxGatherBlockCfItem {
   }
 };
 
-struct MaxGatherBlockCf {
+struct MaxGatherBlockCf : VariantDefaults {
   static constexpr const char* name = "max.gather.block.cf";
   static constexpr Op op = Op::max;
   static constexpr Inputs inputs = Inputs::dy_and_indices;
   static constexpr bool deterministic = true;
-  static constexpr bool gpu_only = false;
   // Slabs are 2 D slices by 2 rows by a run of up to 8 along W: D and H odd and even across
   // several slabs, W several runs long with a short last one.
   static Domain domain() {
@@ -143,7 +142,6 @@ struct MaxGatherBlockCf {
   }
 
   static Support supports(const Problem& p) { return int32_offsets_only(p); }
-  static size_t workspace_bytes(const Problem&) { return 0; }
 
   template <class Exec>
   static void launch(const Exec& ex, const Problem& p, const BwdBuffers& b) {

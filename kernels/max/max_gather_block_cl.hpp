@@ -21,8 +21,8 @@
 #include "kernels/common/require.hpp"
 #include "kernels/max/max_dispatch.hpp"
 #include "kernels/max/max_fixed_window.hpp"
-#include "src/problem.hpp"
-#include "src/registry.hpp"
+#include "src/model/problem.hpp"
+#include "src/model/variant.hpp"
 
 namespace pg {
 
@@ -175,12 +175,11 @@ struct MaxGatherBlockClItem {
   }
 };
 
-struct MaxGatherBlockCl {
+struct MaxGatherBlockCl : VariantDefaults {
   static constexpr const char* name = "max.gather.block.cl";
   static constexpr Op op = Op::max;
   static constexpr Inputs inputs = Inputs::dy_and_indices;
   static constexpr bool deterministic = true;
-  static constexpr bool gpu_only = false;
   // 2D strips are 2 rows by 2 * kClStripPairs positions: W well past 2 strips and odd at times,
   // H odd and even, D several slices; C of several packs.
   static Domain domain() {
@@ -196,7 +195,6 @@ struct MaxGatherBlockCl {
   }
 
   static Support supports(const Problem& p) { return int32_offsets_only(p); }
-  static size_t workspace_bytes(const Problem&) { return 0; }
 
   template <class Exec>
   static void launch(const Exec& ex, const Problem& p, const BwdBuffers& b) {

@@ -18,8 +18,8 @@
 #include "kernels/max/max_dispatch.hpp"
 #include "kernels/max/max_fixed_window.hpp"
 #include "kernels/common/require.hpp"
-#include "src/problem.hpp"
-#include "src/registry.hpp"
+#include "src/model/problem.hpp"
+#include "src/model/variant.hpp"
 
 namespace pg {
 
@@ -127,12 +127,11 @@ struct MaxGatherFixedItem {
   }
 };
 
-struct MaxGatherFixedCf {
+struct MaxGatherFixedCf : VariantDefaults {
   static constexpr const char* name = "max.gather.fixed.cf";
   static constexpr Op op = Op::max;
   static constexpr Inputs inputs = Inputs::dy_and_indices;
   static constexpr bool deterministic = true;
-  static constexpr bool gpu_only = false;
   // Work items are runs of up to 8 along W on 2 rows: W several runs long with a short last
   // one, H odd and even.
   static Domain domain() {
@@ -147,7 +146,6 @@ struct MaxGatherFixedCf {
   }
 
   static Support supports(const Problem& p) { return int32_offsets_only(p); }
-  static size_t workspace_bytes(const Problem&) { return 0; }
 
   template <class Exec>
   static void launch(const Exec& ex, const Problem& p, const BwdBuffers& b) {

@@ -14,8 +14,8 @@
 #include "kernels/max/max_dispatch.hpp"
 #include "kernels/max/max_fixed_window.hpp"
 #include "kernels/common/require.hpp"
-#include "src/problem.hpp"
-#include "src/registry.hpp"
+#include "src/model/problem.hpp"
+#include "src/model/variant.hpp"
 
 namespace pg {
 
@@ -88,12 +88,11 @@ struct MaxGatherFixedClItem {
   }
 };
 
-struct MaxGatherFixedCl {
+struct MaxGatherFixedCl : VariantDefaults {
   static constexpr const char* name = "max.gather.fixed.cl";
   static constexpr Op op = Op::max;
   static constexpr Inputs inputs = Inputs::dy_and_indices;
   static constexpr bool deterministic = true;
-  static constexpr bool gpu_only = false;
   // One position per work item: C of several packs (up to 8 lanes each), boxes clipped at
   // every edge.
   static Domain domain() {
@@ -108,7 +107,6 @@ struct MaxGatherFixedCl {
   }
 
   static Support supports(const Problem& p) { return int32_offsets_only(p); }
-  static size_t workspace_bytes(const Problem&) { return 0; }
 
   template <class Exec>
   static void launch(const Exec& ex, const Problem& p, const BwdBuffers& b) {

@@ -4,7 +4,7 @@
 // (taps x covering windows per element), so it suits small windows.
 #pragma once
 
-#include "src/registry.hpp"
+#include "src/model/variant.hpp"
 #include "kernels/common/exec.hpp"
 #include "kernels/max/max_argmax.hpp"
 #include "kernels/max/max_dispatch.hpp"
@@ -54,12 +54,11 @@ struct MaxGatherRecomputeItem {
   }
 };
 
-struct MaxGatherRecompute {
+struct MaxGatherRecompute : MaxVariant<MaxGatherRecompute> {
   static constexpr const char* name = "max.gather.recompute";
   static constexpr Op op = Op::max;
   static constexpr Inputs inputs = Inputs::dy_and_x;
   static constexpr bool deterministic = true;
-  static constexpr bool gpu_only = false;
   // Every problem: any window, layout, dtype, both index widths; the argmax comes from x, so
   // every index format and type is admitted (none is read). Channels-last C up to 2 packs of
   // f32 reaches the vector path.
@@ -67,14 +66,6 @@ struct MaxGatherRecompute {
     Domain d;
     d.max_channels = 8;
     return d;
-  }
-
-  static Support supports(const Problem&) { return Support::yes(); }
-  static size_t workspace_bytes(const Problem&) { return 0; }
-
-  template <class Exec>
-  static void launch(const Exec& ex, const Problem& p, const BwdBuffers& b) {
-    launch_with(ex, p, b, IndexWidth::fit);
   }
 
   template <class Exec>

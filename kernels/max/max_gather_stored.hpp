@@ -6,7 +6,7 @@
 // (max.gather.stored.run, .fixed.*, .block.*) are faster bodies for narrower domains.
 #pragma once
 
-#include "src/registry.hpp"
+#include "src/model/variant.hpp"
 #include "kernels/common/exec.hpp"
 #include "kernels/max/max_dispatch.hpp"
 #include "kernels/max/max_geometry.hpp"
@@ -65,26 +65,17 @@ struct MaxGatherStoredItem {
   }
 };
 
-struct MaxGatherStored {
+struct MaxGatherStored : MaxVariant<MaxGatherStored> {
   static constexpr const char* name = "max.gather.stored";
   static constexpr Op op = Op::max;
   static constexpr Inputs inputs = Inputs::dy_and_indices;
   static constexpr bool deterministic = true;
-  static constexpr bool gpu_only = false;
   // Every problem: any window, layout, dtype, index format and type, both index widths.
   // Channels-last C up to 2 packs of f32 reaches the vector path.
   static Domain domain() {
     Domain d;
     d.max_channels = 8;
     return d;
-  }
-
-  static Support supports(const Problem&) { return Support::yes(); }
-  static size_t workspace_bytes(const Problem&) { return 0; }
-
-  template <class Exec>
-  static void launch(const Exec& ex, const Problem& p, const BwdBuffers& b) {
-    launch_with(ex, p, b, IndexWidth::fit);
   }
 
   template <class Exec>

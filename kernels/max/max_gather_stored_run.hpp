@@ -6,7 +6,7 @@
 // (element stores otherwise).
 #pragma once
 
-#include "src/registry.hpp"
+#include "src/model/variant.hpp"
 #include "kernels/common/exec.hpp"
 #include "kernels/common/require.hpp"
 #include "kernels/max/max_dispatch.hpp"
@@ -75,12 +75,11 @@ struct MaxGatherStoredRunItem {
   }
 };
 
-struct MaxGatherStoredRun {
+struct MaxGatherStoredRun : MaxVariant<MaxGatherStoredRun> {
   static constexpr const char* name = "max.gather.stored.run";
   static constexpr Op op = Op::max;
   static constexpr Inputs inputs = Inputs::dy_and_indices;
   static constexpr bool deterministic = true;
-  static constexpr bool gpu_only = false;
   // Runs are up to 8 elements: W several runs long with a short last one.
   static Domain domain() {
     Domain d;
@@ -92,14 +91,6 @@ struct MaxGatherStoredRun {
     d.reach[2] = 20;
     d.max_channels = 3;
     return d;
-  }
-
-  static Support supports(const Problem&) { return Support::yes(); }
-  static size_t workspace_bytes(const Problem&) { return 0; }
-
-  template <class Exec>
-  static void launch(const Exec& ex, const Problem& p, const BwdBuffers& b) {
-    launch_with(ex, p, b, IndexWidth::fit);
   }
 
   template <class Exec>

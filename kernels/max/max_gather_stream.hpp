@@ -13,7 +13,7 @@
 // atomics, every dx element written once.
 #pragma once
 
-#include "src/registry.hpp"
+#include "src/model/variant.hpp"
 #include "kernels/max/max_dispatch.hpp"
 #include "kernels/common/require.hpp"
 #include "kernels/common/plane_stream.hpp"
@@ -93,12 +93,11 @@ struct MaxStreamBody {
   PG_HD void store(Idx at, Acc v) const { dx[at] = from_accum<T>(v); }
 };
 
-struct MaxGatherStream {
+struct MaxGatherStream : MaxVariant<MaxGatherStream> {
   static constexpr const char* name = "max.gather.stream";
   static constexpr Op op = Op::max;
   static constexpr Inputs inputs = Inputs::dy_and_indices;
   static constexpr bool deterministic = true;
-  static constexpr bool gpu_only = false;
   // k3 s1 with pads 0 or 1 on H and W, and on D or D flat (2D); 32 x 32 tiles: W and H cross
   // tiles with partial edge ones, D several planes. The body would also take a kernel-1 D axis
   // longer than 1, which a Domain cannot state (its flat axis has size 1): such problems are
@@ -116,14 +115,6 @@ struct MaxGatherStream {
     d.reach[2] = 70;
     d.max_channels = 3;
     return d;
-  }
-
-  static Support supports(const Problem&) { return Support::yes(); }
-  static size_t workspace_bytes(const Problem&) { return 0; }
-
-  template <class Exec>
-  static void launch(const Exec& ex, const Problem& p, const BwdBuffers& b) {
-    launch_with(ex, p, b, IndexWidth::fit);
   }
 
   template <class Exec>

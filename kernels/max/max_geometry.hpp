@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "src/problem.hpp"
+#include "src/model/problem.hpp"
 #include "kernels/common/divider.hpp"
 #include "kernels/common/pack.hpp"
 #include "kernels/common/pool_geometry.hpp"

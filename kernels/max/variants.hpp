@@ -1,8 +1,7 @@
 // The max-pool variants, each once. Adding one is a file in kernels/max/ and a line here.
 #pragma once
 
-#include "kernels/max/max_direct_recompute.hpp"
-#include "kernels/max/max_direct_stored.hpp"
+#include "kernels/max/max_direct.hpp"
 #include "kernels/max/max_gather_block_cf.hpp"
 #include "kernels/max/max_gather_block_cl.hpp"
 #include "kernels/max/max_gather_fixed_cf.hpp"
@@ -11,8 +10,7 @@
 #include "kernels/max/max_gather_stored.hpp"
 #include "kernels/max/max_gather_stored_run.hpp"
 #include "kernels/max/max_gather_stream.hpp"
-#include "kernels/max/max_scatter_recompute.hpp"
-#include "kernels/max/max_scatter_stored.hpp"
+#include "kernels/max/max_scatter.hpp"
 #include "kernels/register.hpp"
 
 namespace pg {

@@ -14,9 +14,9 @@
 #include "bench/engine.hpp"
 #include "bench/report_runs.hpp"
 #include "bench/tune.hpp"
-#include "src/auto_variant.hpp"
+#include "src/harness/auto_variant.hpp"
 #include "src/cli/commands.hpp"
-#include "src/invalid_input.hpp"
+#include "src/model/invalid_input.hpp"
 
 namespace pg {
 namespace {

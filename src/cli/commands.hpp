@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "src/conv_plan.hpp"
-#include "src/pool_plan.hpp"
+#include "src/harness/conv_plan.hpp"
+#include "src/harness/pool_plan.hpp"
 
 namespace pg {
 
@@ -71,7 +71,7 @@ bool is_conv_op(const std::string& op);
 // On a pooling command: refuses --weight, --groups and --input-size, naming the option.
 void refuse_conv_options(const CLI::App& cmd, const std::string& op);
 // Runs the parsed forward or backward for a conv op (refusing pooling-only options); throws
-// InvalidInput on bad input. Outputs are written as pooling's are (src/output_file.hpp).
+// InvalidInput on bad input. Outputs are written as pooling's are (src/harness/output_file.hpp).
 int run_conv_command(const CLI::App& cmd, PoolCommandOptions& opts);
 
 // A problem without files, as `poolgrad bench` and `poolgrad select --explain` take it: the

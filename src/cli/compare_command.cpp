@@ -9,7 +9,7 @@
 #include "bench/report_runs.hpp"
 #include "src/cli/commands.hpp"
 #include "src/cli/exit_codes.hpp"
-#include "src/invalid_input.hpp"
+#include "src/model/invalid_input.hpp"
 
 namespace pg {
 namespace {

@@ -1,8 +1,8 @@
 // The conv side of `poolgrad forward` and `poolgrad backward`: the oracle on .npy files, checks
-// first and the output written as pooling's is (src/output_file.hpp).
-#include "src/conv_run.hpp"
-#include "src/invalid_input.hpp"
-#include "src/output_file.hpp"
+// first and the output written as pooling's is (src/harness/output_file.hpp).
+#include "src/harness/conv_run.hpp"
+#include "src/model/invalid_input.hpp"
+#include "src/harness/output_file.hpp"
 #include "src/cli/commands.hpp"
 #include "src/cli/exit_codes.hpp"
 #include "src/cli/parse_options.hpp"

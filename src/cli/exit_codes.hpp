@@ -12,9 +12,9 @@
 #include <exception>
 #include <new>
 
-#include "src/host_memory.hpp"
-#include "src/invalid_input.hpp"
-#include "src/run_errors.hpp"
+#include "src/harness/host_memory.hpp"
+#include "src/model/invalid_input.hpp"
+#include "src/model/run_errors.hpp"
 
 namespace pg {
 

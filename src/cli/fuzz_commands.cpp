@@ -13,7 +13,7 @@
 #include "fuzz/campaign.hpp"
 #include "fuzz/interrupt.hpp"
 #include "fuzz/registered_targets.hpp"
-#include "src/invalid_input.hpp"
+#include "src/model/invalid_input.hpp"
 
 namespace pg {
 namespace {

@@ -6,16 +6,16 @@
 #include <iostream>
 #include <map>
 
-#include "src/auto_variant.hpp"
-#include "src/backend.hpp"
-#include "src/check_set.hpp"
-#include "src/invalid_input.hpp"
-#include "src/plugin.hpp"
-#include "src/conv_check_set.hpp"
-#include "src/conv_registry.hpp"
-#include "src/conv_verify.hpp"
-#include "src/registry.hpp"
-#include "src/verify.hpp"
+#include "src/harness/auto_variant.hpp"
+#include "src/model/backend.hpp"
+#include "src/harness/check_set.hpp"
+#include "src/model/invalid_input.hpp"
+#include "src/harness/plugin.hpp"
+#include "src/harness/conv_check_set.hpp"
+#include "src/harness/conv_registry.hpp"
+#include "src/harness/conv_verify.hpp"
+#include "src/harness/registry.hpp"
+#include "src/harness/verify.hpp"
 #include "fuzz/case_file.hpp"
 #include "src/cli/commands.hpp"
 #include "src/cli/exit_codes.hpp"
@@ -223,13 +223,13 @@ std::string command_of(const CLI::App& app) {
 }  // namespace pg
 
 int main(int argc, char** argv) {
-  CLI::App app{"poolgrad: reference-and-fuzz correctness harness for pooling-backward kernels"};
+  CLI::App app{"poolgrad: reference-and-fuzz correctness harness for pooling-backward and convolution backward-data kernels"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("poolgrad ") + POOLGRAD_VERSION);
 
   app.add_subcommand("devices", "the CPU backend and each GPU found");
   app.add_subcommand("variants", "every registered kernel variant");
-  auto* check = app.add_subcommand("check", "every variant x the built-in problem set x every backend, against the oracle");
+  auto* check = app.add_subcommand("check", "every variant, pooling and conv, x the built-in problem sets x every backend, against the oracle");
   std::string only;
   bool verbose = false;
   check->add_option("--variant", only, "check only this variant; auto: on each case, the variant --variant auto picks");

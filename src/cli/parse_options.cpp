@@ -1,7 +1,7 @@
 #include "src/cli/parse_options.hpp"
 
-#include "src/invalid_input.hpp"
-#include "src/parse_number.hpp"
+#include "src/model/invalid_input.hpp"
+#include "src/model/parse_number.hpp"
 
 namespace pg {
 

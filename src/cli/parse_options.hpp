@@ -1,4 +1,4 @@
-// Option values as the CLI reads them: strict integers and comma lists (src/parse_number.hpp
+// Option values as the CLI reads them: strict integers and comma lists (src/model/parse_number.hpp
 // has the rules), every refusal an InvalidInput that names the option and quotes the text, so
 // `poolgrad CMD` prints one line and exits 2. CLI11 hands these over as strings: its own number
 // parsing accepts '+2', '0x2' and ' 2'.

@@ -3,11 +3,11 @@
 #include <cstdio>
 
 #include "bench/tune.hpp"
-#include "src/auto_variant.hpp"
-#include "src/host_memory.hpp"
-#include "src/invalid_input.hpp"
-#include "src/output_file.hpp"
-#include "src/pool_run.hpp"
+#include "src/harness/auto_variant.hpp"
+#include "src/harness/host_memory.hpp"
+#include "src/model/invalid_input.hpp"
+#include "src/harness/output_file.hpp"
+#include "src/harness/pool_run.hpp"
 #include "src/cli/commands.hpp"
 #include "src/cli/exit_codes.hpp"
 

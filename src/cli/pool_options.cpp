@@ -1,7 +1,7 @@
 // The options of `poolgrad forward` and `poolgrad backward` (pooling and convolution), declared
 // for CLI11 and parsed strictly into PoolArgs: apart from the commands, so that the CLI fuzzer
 // (fuzz/parsers/cli_fuzz.cpp) runs this exact code without the kernels.
-#include "src/invalid_input.hpp"
+#include "src/model/invalid_input.hpp"
 #include "src/cli/commands.hpp"
 #include "src/cli/parse_options.hpp"
 
@@ -96,7 +96,7 @@ ConvArgs parse_conv_args(const CLI::App& cmd, const PoolCommandOptions& o) {
 
 void add_pool_commands(CLI::App& app, PoolCommandOptions& opts) {
   opts.forward = app.add_subcommand("forward", "output of one pooling (and max indices) or conv problem, by the oracle");
-  opts.backward = app.add_subcommand("backward", "input gradient of one pooling problem (oracle or a variant) or conv problem (oracle)");
+  opts.backward = app.add_subcommand("backward", "input gradient of one pooling or conv problem: the oracle's, or a variant's verified against it");
   for (CLI::App* cmd : {opts.forward, opts.backward}) {
     add_problem_options(cmd, opts);
     add_file_options(cmd, opts);
@@ -104,7 +104,7 @@ void add_pool_commands(CLI::App& app, PoolCommandOptions& opts) {
   opts.forward->add_option("--indices-output", opts.indices_output, "idx.npy: max indices in the profile's format");
   opts.backward->add_option("--grad-output", opts.grad_output, "dy.npy, shaped like the output")->required();
   opts.backward->add_option("--indices", opts.indices, "idx.npy: route dy through these instead of recomputing");
-  opts.backward->add_option("--variant", opts.args.variant, "oracle (default), auto, or a registered variant's name");
+  opts.backward->add_option("--variant", opts.args.variant, "oracle (default), auto, or a registered variant's name (pooling or conv: poolgrad variants)");
   opts.backward->add_option("--selection", opts.selection, "selection.json (poolgrad select) that --variant auto reads after the perf-db");
   opts.backward->add_option("--perfdb", opts.perfdb, "FILE: the perf-db --variant auto reads first and --tune writes");
   opts.backward->add_flag("--tune", opts.tune, "with --variant auto: verify and time every variant on this problem first (poolgrad tune) unless the perf-db has it");

@@ -1,5 +1,5 @@
 // `poolgrad select REPORT.json... [--out selection.json]`: the fastest verified variant per
-// problem class (src/selection.hpp) and its margin over the next, from benchmark reports.
+// problem class (src/harness/selection.hpp) and its margin over the next, from benchmark reports.
 // `poolgrad select --explain PROBLEM-OPTIONS`: which variant --variant auto picks, and why.
 #include <cmath>
 #include <cstdio>
@@ -10,10 +10,10 @@
 #include <sstream>
 
 #include "bench/report_runs.hpp"
-#include "src/auto_variant.hpp"
+#include "src/harness/auto_variant.hpp"
 #include "src/cli/commands.hpp"
-#include "src/invalid_input.hpp"
-#include "src/selection.hpp"
+#include "src/model/invalid_input.hpp"
+#include "src/harness/selection.hpp"
 
 namespace pg {
 namespace {

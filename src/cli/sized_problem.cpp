@@ -2,7 +2,7 @@
 // with the input described by its size and dtype.
 #include "bench/bench_problem.hpp"
 #include "src/cli/commands.hpp"
-#include "src/invalid_input.hpp"
+#include "src/model/invalid_input.hpp"
 #include "src/cli/parse_options.hpp"
 
 namespace pg {

@@ -5,12 +5,12 @@
 #include <regex>
 
 #include "bench/tune.hpp"
-#include "src/auto_variant.hpp"
+#include "src/harness/auto_variant.hpp"
 #include "src/cli/commands.hpp"
 #include "src/cli/exit_codes.hpp"
-#include "src/invalid_input.hpp"
-#include "src/run_errors.hpp"
-#include "src/selection.hpp"
+#include "src/model/invalid_input.hpp"
+#include "src/model/run_errors.hpp"
+#include "src/harness/selection.hpp"
 
 namespace pg {
 namespace {

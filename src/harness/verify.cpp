@@ -1,0 +1,189 @@
+#include "src/harness/verify.hpp"
+
+#include <cstring>
+#include <filesystem>
+#include <sstream>
+
+#include "reference/pool_reference.hpp"
+#include "src/harness/host_memory.hpp"
+#include "src/harness/verify_common.hpp"
+
+namespace pg {
+namespace {
+
+std::vector<unsigned char> encode_indices(IndexType t, const std::vector<int64_t>& v) {
+  std::vector<unsigned char> out(v.size() * index_type_size(t));
+  for (size_t i = 0; i < v.size(); ++i) {
+    const int64_t x = v[i];
+    if (t == IndexType::i64) std::memcpy(out.data() + 8 * i, &x, 8);
+    else if (t == IndexType::i32) { const int32_t y = static_cast<int32_t>(x); std::memcpy(out.data() + 4 * i, &y, 4); }
+    else out[i] = x < 0 ? 255 : static_cast<uint8_t>(x);
+  }
+  return out;
+}
+
+std::string coord_text(const Problem& p, int64_t i) { return element_coord_text(p.layout, p.dims, p.c, p.in, i); }
+
+}  // namespace
+
+std::string replay_command(const Problem& p, const Variant& v, const Backend& b, const DataSpec& spec) {
+  return "poolgrad replay --problem '" + to_string(p) + "' --data " + data_kind_name(spec.kind) +
+         " --seed " + std::to_string(spec.seed) + " --variant " + v.name + " --backend " + b.name() +
+         (v.plugin.empty() ? "" : " --plugin '" + v.plugin + "'");
+}
+
+double case_host_bytes(const Problem& p) {
+  const double in = static_cast<double>(p.in_elems()), out = static_cast<double>(p.out_elems());
+  const double es = dtype_size(p.dtype);
+  return in * (32 + 4 * es) + out * (32 + es) + 8.0 * kMaxBand;
+}
+
+Expected compute_expected(const Problem& p, const DataSpec& spec) {
+  require_host_memory(case_host_bytes(p), "the case " + to_string(p));
+  Expected e;
+  e.data = make_data(p, spec);
+  ref::Gradient g;
+  if (p.op == Op::max) {
+    e.indices = ref::forward(p, e.data.x).index;
+    if (spec.kind == DataKind::foreign) make_foreign(p, spec, &e.indices);
+    g = ref::backward_max_indices(p, e.data.dy, e.indices, ref::ForeignIndex::skip);
+  } else {
+    g = ref::backward_avg(p, e.data.dy);
+  }
+  e.dx = std::move(g.dx);
+  e.abs_sum = std::move(g.abs_sum);
+  e.terms = std::move(g.terms);
+  return e;
+}
+
+struct PreparedRun::Impl {
+  Backend& backend;
+  const Variant& variant;
+  Problem problem;
+  DataSpec spec;
+  std::shared_ptr<const Expected> expected;
+  Guarded x, dy, indices, dx;
+  Buffer workspace;
+  BwdBuffers buffers;
+  std::vector<unsigned char> output;  // dx payload of the last verify()
+  std::string replay;
+  std::filesystem::path failure_file;
+  CrashReport crash;
+
+  Impl(Backend& b, const Variant& v, const Problem& p, const DataSpec& s, std::shared_ptr<const Expected> e)
+      : backend(b), variant(v), problem(p), spec(s), expected(std::move(e)),
+        replay(replay_command(p, v, b, s)), failure_file(failure_path(v.name, b.name(), s, to_string(p))) {
+    crash.text = header("crashed (out-of-bounds access)") + "  replay: " + replay + "\n";
+    crash.dir = failure_file.parent_path().string();
+    crash.path = failure_file.string();
+  }
+
+  // The first lines of every report: what went wrong, the problem and the data.
+  std::string header(const std::string& what) const {
+    return "FAIL " + variant.name + " on " + backend.name() + ": " + what + "\n" +
+           "  problem: " + to_string(problem) + "\n" +
+           "  data: kind=" + data_kind_name(spec.kind) + " seed=" + std::to_string(spec.seed) + "\n";
+  }
+
+  void launch() {
+    const CrashArmed armed(crash);
+    variant.launch(backend, problem, buffers);
+    backend.synchronize();
+  }
+
+  // dx as downloaded after one run, bands included.
+  std::vector<unsigned char> run_once() { return run_poisoned(backend, dx, workspace, [this] { launch(); }); }
+};
+
+PreparedRun::PreparedRun(Backend& b, const Variant& v, const Problem& p, const DataSpec& spec,
+                         std::shared_ptr<const Expected> expected)
+    : impl_(std::make_unique<Impl>(b, v, p, spec, std::move(expected))) {
+  install_fault_handler();
+  Impl& m = *impl_;
+  const Expected& e = *m.expected;
+  m.dy = make_guarded_values(b, p.dtype, e.data.dy, "dy");
+  if (v.inputs == Inputs::dy_and_x) m.x = make_guarded_values(b, p.dtype, e.data.x, "x");
+  // Index bands hold zeros: an out-of-bounds index read then routes a gradient to a wrong but
+  // in-bounds place, which the comparison reports, instead of crashing the CPU backend.
+  if (v.inputs == Inputs::dy_and_indices) m.indices = make_guarded(b, encode_indices(p.index_type, e.indices), nullptr);
+  m.dx = make_guarded_poisoned(b, p.dtype, static_cast<size_t>(p.in_elems()) * dtype_size(p.dtype));
+  const size_t ws = v.workspace_bytes(p);
+  if (ws) m.workspace = Buffer(b, ws);
+  m.buffers.x = m.x.buffer.get() ? m.x.data() : nullptr;
+  m.buffers.dy = m.dy.data();
+  m.buffers.indices = m.indices.buffer.get() ? m.indices.data() : nullptr;
+  m.buffers.dx = m.dx.data();
+  m.buffers.workspace = m.workspace.get();
+}
+
+PreparedRun::~PreparedRun() = default;
+
+void PreparedRun::launch() {
+  const CrashArmed armed(impl_->crash);
+  impl_->variant.launch(impl_->backend, impl_->problem, impl_->buffers);
+}
+
+int64_t PreparedRun::minimal_bytes() const {
+  const Problem& p = impl_->problem;
+  const int64_t es = dtype_size(p.dtype);
+  int64_t bytes = p.out_elems() * es + p.in_elems() * es;  // dy read, dx written
+  if (impl_->variant.inputs == Inputs::dy_and_x) bytes += p.in_elems() * es;
+  if (impl_->variant.inputs == Inputs::dy_and_indices) bytes += p.out_elems() * index_type_size(p.index_type);
+  return bytes;
+}
+
+const std::vector<unsigned char>& PreparedRun::output() const { return impl_->output; }
+
+Outcome PreparedRun::verify(const VerifyOptions& opt) {
+  Impl& m = *impl_;
+  const auto& e = *m.expected;
+  CaseUnderTest c;
+  c.backend = &m.backend;
+  c.run_once = [&] { return m.run_once(); };
+  c.inputs = {{&m.dy, "dy"}, {&m.x, "x"}, {&m.indices, "indices"}};
+  c.dx = &m.dx;
+  c.dtype = m.problem.dtype;
+  c.want = OracleAnswer{&e.dx, &e.abs_sum, &e.terms};
+  c.coord = [&](int64_t i) { return coord_text(m.problem, i); };
+  c.header = [&](const std::string& what) { return m.header(what); };
+  c.deterministic = m.variant.deterministic;
+  c.replay = m.replay;
+  c.failure_file = m.failure_file;
+  return verify_run(c, opt, &m.output);
+}
+
+Outcome run_and_verify(Backend& b, const Variant& v, const Problem& p, const DataSpec& spec,
+                       std::shared_ptr<const Expected> expected, const VerifyOptions& opt,
+                       std::unique_ptr<PreparedRun>* kept) {
+  Outcome out;
+  const std::string invalid = validate(p);
+  if (!invalid.empty()) {
+    out.status = Status::fail;
+    out.message = "invalid problem: " + invalid + "\n  problem: " + to_string(p);
+    out.signature = "invalid problem";
+    return out;
+  }
+  const Support s = v.supports(p, b.kind());
+  if (!s.ok) {
+    out.status = Status::unsupported;
+    out.message = v.name + " on " + b.name() + ": " + s.why;
+    return out;
+  }
+  if (!expected) expected = std::make_shared<const Expected>(compute_expected(p, spec));
+  auto run = std::make_unique<PreparedRun>(b, v, p, spec, std::move(expected));
+  out = run->verify(opt);
+  if (kept) *kept = std::move(run);
+  return out;
+}
+
+Outcome run_and_verify(Backend& b, const Variant& v, const Problem& p, const DataSpec& spec,
+                       std::shared_ptr<const Expected> expected, const VerifyOptions& opt) {
+  return run_and_verify(b, v, p, spec, std::move(expected), opt, nullptr);
+}
+
+Outcome run_and_verify(Backend& b, const Variant& v, const Problem& p, const DataSpec& spec,
+                       const VerifyOptions& opt) {
+  return run_and_verify(b, v, p, spec, nullptr, opt);
+}
+
+}  // namespace pg

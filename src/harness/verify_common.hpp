@@ -1,0 +1,138 @@
+// The pieces every verified run shares, pooling (src/harness/verify.cpp) and convolution
+// (src/harness/conv_verify.cpp) alike: poisoned outputs in buffers of their own inside sentinel bands,
+// inputs encoded exactly in the dtype, the per-element comparison with the oracle's bound,
+// failure files, and the crash report of an access beyond the bands.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "src/model/backend.hpp"
+#include "src/harness/datagen.hpp"
+#include "src/model/dtype.hpp"
+#include "src/model/problem.hpp"  // Layout, kAxes
+#include "src/harness/verify.hpp"   // Outcome, VerifyOptions
+
+namespace pg {
+
+// The longest sentinel band on either side of a buffer (verify_common.cpp says why bands are
+// as long as the payload up to this cap).
+inline constexpr size_t kMaxBand = size_t{64} << 20;
+
+// Bit patterns no kernel produces: NaNs with a payload. An element still holding one after a
+// run was never written.
+void poison_element(DType t, unsigned char* at);
+void poison_range(DType t, unsigned char* at, size_t bytes);
+std::vector<unsigned char> poisoned(DType t, size_t bytes);
+
+// A device allocation of its own with sentinel bands; `host` holds front band + payload + back
+// band as uploaded.
+struct Guarded {
+  Buffer buffer;
+  std::vector<unsigned char> host;
+  size_t front = 0, payload = 0, back = 0;
+
+  void* data() const { return static_cast<unsigned char*>(buffer.get()) + front; }
+  const unsigned char* payload_in(const std::vector<unsigned char>& all) const { return all.data() + front; }
+
+  // "" when both bands of `now` (this buffer as downloaded) are as uploaded; else which band
+  // changed, with the changed byte nearest the payload as an offset from the payload's start.
+  std::string band_damage(const std::vector<unsigned char>& now, const char* name) const;
+  // "" when the buffer, bands included, is exactly as uploaded (an input nothing may write).
+  std::string untouched(Backend& b, const char* name) const;
+};
+
+// `band_fill` is the dtype whose poison fills the bands; none fills them with zeros.
+Guarded make_guarded(Backend& b, const std::vector<unsigned char>& host_payload, const DType* band_fill);
+// The same with the payload written in place, bands poisoned with `t`: values encoded in `t`
+// (refused as encode_values refuses them), or poison (an output).
+Guarded make_guarded_values(Backend& b, DType t, const std::vector<double>& v, const char* name);
+Guarded make_guarded_poisoned(Backend& b, DType t, size_t bytes);
+
+std::string format_double(double v);
+
+// "n=1,c=2,h=3,w=4": the coordinates of element i of an (N, C, spatial) tensor in `layout`, the
+// spatial axes the last `dims` of `in`.
+std::string element_coord_text(Layout layout, int dims, int64_t channels, const int64_t* in, int64_t i);
+
+// Refuses values the dtype cannot hold: the kernel would see them rounded while the oracle's
+// answer came from the exact ones, and the mismatch would be blamed on the kernel.
+std::vector<unsigned char> encode_values(DType t, const std::vector<double>& v, const char* name);
+// The same into `out` (v.size() elements of t), on host threads for a large tensor.
+void encode_values_into(DType t, const std::vector<double>& v, const char* name, unsigned char* out);
+
+// dx as a kernel wrote it against the oracle's answer, element by element.
+struct OracleAnswer {
+  const std::vector<double>* dx;
+  const std::vector<double>* abs_sum;     // sum of |term| per element
+  const std::vector<int64_t>* terms;      // terms summed per element
+};
+struct Mismatches {
+  int64_t wrong = 0;
+  std::string detail;      // the first max_reported, one line each, coordinates from `coord`
+  std::string first_kind;  // the first wrong element's kind without numbers, for a failure's signature
+};
+Mismatches compare_with_oracle(DType t, const unsigned char* got, const OracleAnswer& want, int max_reported,
+                               const std::function<std::string(int64_t)>& coord);
+
+// One run of a prepared case: dx re-uploaded poisoned and the workspace filled with junk (so a
+// variant that reads it before writing shows), `launch`, then dx downloaded with its bands.
+std::vector<unsigned char> run_poisoned(Backend& b, const Guarded& dx, const Buffer& workspace,
+                                        const std::function<void()>& launch);
+
+// One prepared case of any op, as verify_run() checks it.
+struct CaseUnderTest {
+  Backend* backend = nullptr;
+  // Uploads the poisoned dx (and junk workspace), launches once, downloads dx with its bands.
+  std::function<std::vector<unsigned char>()> run_once;
+  std::vector<std::pair<const Guarded*, const char*>> inputs;  // must stay as uploaded, bands included
+  const Guarded* dx = nullptr;
+  DType dtype = DType::f32;
+  OracleAnswer want{};
+  std::function<std::string(int64_t)> coord;       // a dx element's coordinates, for the report
+  std::function<std::string(const std::string&)> header;  // "FAIL variant on backend: what" + problem + data lines
+  bool deterministic = false;
+  std::string replay;
+  std::filesystem::path failure_file;
+};
+
+// The checks every verified run makes, in order: the run itself (a throw is a failure), inputs
+// untouched, dx's bands intact, every element within the oracle's bound, and for a
+// deterministic variant a second run with the same bits. `output` gets dx as first downloaded.
+// A failure is written to c.failure_file unless opt says not to.
+Outcome verify_run(const CaseUnderTest& c, const VerifyOptions& opt, std::vector<unsigned char>* output);
+
+// One file per failing case in the failure directory ($POOLGRAD_FAILURE_DIR, else
+// poolgrad-failures/). The name holds variant, backend, data kind, seed and a hash of the problem,
+// so no two cases share one; characters outside [A-Za-z0-9._-] become '_'.
+std::filesystem::path failure_path(const std::string& variant, const std::string& backend, const DataSpec& spec,
+                                   const std::string& problem_text);
+void write_failure_file(const std::filesystem::path& path, const std::string& text);
+
+// A case's crash report, formatted once when its run is prepared: on the CPU backend an access
+// beyond a buffer's bands faults in guard pages, and the handler prints `text` to stderr and
+// writes it to `path`, then ends the process by the signal. Launches on several threads at once
+// each arm a slot of their own; the handler reports the faulting thread's.
+struct CrashReport {
+  std::string text, dir, path;
+};
+void install_fault_handler();
+
+// Arms the handler with one case's report for the lifetime of the object (one launch).
+struct CrashRecord;
+class CrashArmed {
+ public:
+  explicit CrashArmed(const CrashReport& r);
+  ~CrashArmed();
+  CrashArmed(const CrashArmed&) = delete;
+  CrashArmed& operator=(const CrashArmed&) = delete;
+
+ private:
+  CrashRecord* slot_ = nullptr;  // none free: the launch runs unarmed (a fault is then unreported)
+};
+
+}  // namespace pg

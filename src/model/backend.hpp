@@ -1,0 +1,89 @@
+// Where a variant runs: the CPU backend (every variant's per-work-item body over the index
+// space, multi-threaded) or one GPU. Memory moves through this interface only, so the harness
+// is the same code for both.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace pg {
+
+// Every runtime failure becomes one of these, carrying file:line and the runtime's message.
+struct Error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+enum class BackendKind { cpu, gpu };
+
+struct DeviceInfo {
+  std::string name;
+  std::string arch;  // "cpu", "sm_90", "gfx90a"
+  int64_t memory_bytes = 0;
+  int wave_size = 1;
+  int multiprocessors = 0;
+  int64_t l2_bytes = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual BackendKind kind() const = 0;
+  virtual std::string name() const = 0;  // "cpu", "gpu0"
+  virtual DeviceInfo info() const = 0;
+  virtual void* alloc(size_t bytes) = 0;
+  virtual void release(void* p) = 0;
+  virtual void upload(void* device_dst, const void* host_src, size_t bytes) = 0;
+  virtual void download(void* host_dst, const void* device_src, size_t bytes) = 0;
+  virtual void copy(void* dst, const void* src, size_t bytes) = 0;  // device to device, async
+  virtual void synchronize() = 0;
+  // Timer around enqueued work: GPU events on a GPU, the wall clock on the CPU.
+  virtual void timer_start() = 0;
+  virtual double timer_stop_ms() = 0;  // waits for the work
+};
+
+// Device memory owned by one backend; freed when it goes out of scope.
+class Buffer {
+ public:
+  Buffer() = default;
+  Buffer(Backend& b, size_t bytes) : backend_(&b), bytes_(bytes), ptr_(bytes ? b.alloc(bytes) : nullptr) {}
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  Buffer(Buffer&& o) noexcept { *this = std::move(o); }
+  Buffer& operator=(Buffer&& o) noexcept {
+    std::swap(backend_, o.backend_);
+    std::swap(bytes_, o.bytes_);
+    std::swap(ptr_, o.ptr_);
+    return *this;
+  }
+  ~Buffer() {
+    if (ptr_) backend_->release(ptr_);
+  }
+  void* get() const { return ptr_; }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  Backend* backend_ = nullptr;
+  size_t bytes_ = 0;
+  void* ptr_ = nullptr;
+};
+
+std::unique_ptr<Backend> make_cpu_backend();
+
+// GPUs the build can drive (none when built with -Dgpu=none). `why_none` says why the list is
+// empty: no GPU backend built, no device found, or the runtime's error.
+int gpu_count(std::string* why_none);
+std::unique_ptr<Backend> make_gpu_backend(int device);
+const char* gpu_runtime_name();  // "CUDA", "HIP" or "none"
+
+// The CPU backend followed by every GPU found.
+std::vector<std::unique_ptr<Backend>> all_backends();
+
+// The backend named `name` ("cpu", "gpu0", ...). InvalidInput (src/model/invalid_input.hpp) for a name
+// of another form, CannotRun (src/model/run_errors.hpp) when this machine has no such backend.
+std::unique_ptr<Backend> backend_by_name(const std::string& name);
+
+}  // namespace pg
