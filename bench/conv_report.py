@@ -11,6 +11,8 @@ import json
 import sys
 from collections import defaultdict
 
+import bench_runs
+
 TARGET_PCT = 60.0
 ROW_2D = "conv2d_bwd_data (32, 128, 56, 56) K256 k3s1p1 float32"
 ROW_3D = "conv3d_bwd_data (4, 64, 32, 32, 32) K64 k3s1p1 float32"
@@ -22,15 +24,8 @@ def main():
     ctx = bench["context"]
     cudnn = {r["case"]: r for r in torch["rows"]}
     by_row = defaultdict(list)
-    errors = []
-    for b in bench["benchmarks"]:
-        if b.get("run_type") == "aggregate":
-            continue
-        name = b["name"].split("/manual_time")[0]
-        if b.get("error_occurred"):
-            errors.append((name, b.get("error_message", "")))
-            continue
-        variant, row = name.split("/", 1)
+    errors = bench_runs.errors(bench)
+    for variant, row, b in bench_runs.runs(bench):
         by_row[row].append({"variant": variant, "ms": b["real_time"], "tflops": b["TFLOP/s"], "pct": b["pct_fma_peak"]})
 
     out = [f"# Conv backward-data benchmark: {ctx['device']}, {ctx['date']}\n",

@@ -13,23 +13,7 @@ import datetime
 import json
 
 import torch
-
-
-def time_ms(fn, warmup=10, runs=50):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(runs):
-        start = torch.cuda.Event(enable_timing=True)
-        stop = torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        stop.record()
-        stop.synchronize()
-        times.append(start.elapsed_time(stop))
-    times.sort()
-    return times[len(times) // 2]
+from torch_timing import time_ms
 
 
 def row_name(x, k, groups, kernel, stride, pad, dtype):

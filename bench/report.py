@@ -11,6 +11,8 @@ import argparse
 import json
 from collections import defaultdict
 
+import bench_runs
+
 TARGET_PCT = 70.0
 GOAL_PCT = 85.0
 
@@ -29,15 +31,8 @@ def main():
 
     by_row = defaultdict(list)
     copies = []
-    errors = []
-    for b in bench["benchmarks"]:
-        if b.get("run_type") == "aggregate":
-            continue
-        name = b["name"].split("/manual_time")[0]
-        if b.get("error_occurred"):
-            errors.append((name, b.get("error_message", "")))
-            continue
-        variant, row = name.split("/", 1)
+    errors = bench_runs.errors(bench)
+    for variant, row, b in bench_runs.runs(bench):
         entry = {"variant": variant, "ms": b["real_time"], "gbs": b["GB/s"], "pct": b["pct_copy"]}
         if variant == "copy":
             copies.append((row, entry))

@@ -28,6 +28,7 @@
 
 #include "src/harness/npy.hpp"
 #include "kernels/common/numeric.hpp"
+#include "tests/npy_arrays.hpp"
 
 namespace pg {
 namespace {
@@ -97,15 +98,6 @@ std::vector<Row> read_table(const std::string& path) {
   return rows;
 }
 
-NpyArray floats(NpyType t, std::vector<int64_t> shape, const std::vector<double>& v) {
-  NpyArray a;
-  a.header.type = t;
-  a.header.shape = std::move(shape);
-  a.data.resize(v.size() * npy_type_size(t));
-  for (size_t i = 0; i < v.size(); ++i) store_from_double(npy_float_dtype(t), a.data.data(), static_cast<int64_t>(i), v[i]);
-  return a;
-}
-
 template <class I>
 NpyArray ints(NpyType t, std::vector<int64_t> shape, const std::vector<I>& v) {
   NpyArray a;
@@ -138,17 +130,17 @@ std::vector<unsigned char> raw_npy(const std::string& dict, size_t payload) {
 // The fixtures rows name as {name}.
 void make_fixtures(const fs::path& dir) {
   auto save = [&](const char* name, const NpyArray& a) { write_bytes(dir / name, format_npy(a)); };
-  save("x1.npy", floats(NpyType::f32, {1, 1, 4}, {1, 2, 3, 4}));
-  save("x1u.npy", floats(NpyType::f32, {1, 4}, {1, 2, 3, 4}));
-  save("x1h.npy", floats(NpyType::f16, {1, 1, 4}, {1, 2, 3, 4}));
-  save("x1d.npy", floats(NpyType::f64, {1, 1, 4}, {1, 2, 3, 4}));
-  save("x2.npy", floats(NpyType::f32, {1, 1, 4, 4}, std::vector<double>(16, 1.0)));
-  save("x3.npy", floats(NpyType::f32, {1, 1, 4, 4, 4}, std::vector<double>(64, 1.0)));
-  save("x0.npy", floats(NpyType::f32, {1, 0, 4}, {}));
-  save("dy1.npy", floats(NpyType::f32, {1, 1, 2}, {1, 1}));
-  save("dy1x5.npy", floats(NpyType::f32, {1, 1, 5}, {1, 2, 3, 4, 5}));
-  save("dy1d.npy", floats(NpyType::f64, {1, 1, 2}, {1, 1}));
-  save("dy1s.npy", floats(NpyType::f32, {1, 1, 3}, {1, 1, 1}));
+  save("x1.npy", npy_array(NpyType::f32, {1, 1, 4}, {1, 2, 3, 4}));
+  save("x1u.npy", npy_array(NpyType::f32, {1, 4}, {1, 2, 3, 4}));
+  save("x1h.npy", npy_array(NpyType::f16, {1, 1, 4}, {1, 2, 3, 4}));
+  save("x1d.npy", npy_array(NpyType::f64, {1, 1, 4}, {1, 2, 3, 4}));
+  save("x2.npy", npy_array(NpyType::f32, {1, 1, 4, 4}, std::vector<double>(16, 1.0)));
+  save("x3.npy", npy_array(NpyType::f32, {1, 1, 4, 4, 4}, std::vector<double>(64, 1.0)));
+  save("x0.npy", npy_array(NpyType::f32, {1, 0, 4}, {}));
+  save("dy1.npy", npy_array(NpyType::f32, {1, 1, 2}, {1, 1}));
+  save("dy1x5.npy", npy_array(NpyType::f32, {1, 1, 5}, {1, 2, 3, 4, 5}));
+  save("dy1d.npy", npy_array(NpyType::f64, {1, 1, 2}, {1, 1}));
+  save("dy1s.npy", npy_array(NpyType::f32, {1, 1, 3}, {1, 1, 1}));
   save("xi.npy", ints<int32_t>(NpyType::i32, {1, 1, 4}, {1, 2, 3, 4}));
   save("idx1.npy", ints<int64_t>(NpyType::i64, {1, 1, 2}, {1, 3}));
   save("idxbad.npy", ints<int64_t>(NpyType::i64, {1, 1, 2}, {1, 0}));
@@ -156,7 +148,7 @@ void make_fixtures(const fs::path& dir) {
   save("idxi32.npy", ints<int32_t>(NpyType::i32, {1, 1, 2}, {1, 3}));
   save("idxshape.npy", ints<int64_t>(NpyType::i64, {1, 1, 3}, {1, 3, 3}));
   save("idxu8.npy", ints<uint8_t>(NpyType::u8, {1, 1, 2}, {255, 1}));
-  const std::vector<unsigned char> good = format_npy(floats(NpyType::f32, {1, 1, 4}, {1, 2, 3, 4}));
+  const std::vector<unsigned char> good = format_npy(npy_array(NpyType::f32, {1, 1, 4}, {1, 2, 3, 4}));
   write_bytes(dir / "trunc.npy", std::vector<unsigned char>(good.begin(), good.end() - 3));
   std::vector<unsigned char> longer = good;
   longer.push_back(0);

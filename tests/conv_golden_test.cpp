@@ -22,61 +22,15 @@
 #include "kernels/common/numeric.hpp"
 #include "reference/conv_reference.hpp"
 #include "src/harness/conv_run.hpp"
+#include "tests/npy_arrays.hpp"
 
 namespace pg {
 namespace {
 
 using nlohmann::json;
 
-std::vector<unsigned char> base64_decode(const std::string& text) {
-  auto value = [](char ch) -> int {
-    if (ch >= 'A' && ch <= 'Z') return ch - 'A';
-    if (ch >= 'a' && ch <= 'z') return ch - 'a' + 26;
-    if (ch >= '0' && ch <= '9') return ch - '0' + 52;
-    return ch == '+' ? 62 : ch == '/' ? 63 : -1;
-  };
-  std::vector<unsigned char> out;
-  uint32_t acc = 0;
-  int bits = 0;
-  for (char ch : text) {
-    const int v = value(ch);
-    if (v < 0) continue;  // '=' padding
-    acc = (acc << 6) | static_cast<uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<unsigned char>((acc >> bits) & 0xff));
-    }
-  }
-  return out;
-}
-
-NpyArray tensor(const json& t) {
-  NpyArray a;
-  a.header.type = t["dtype"] == "float32" ? NpyType::f32 : NpyType::f64;
-  a.header.shape = t["shape"].get<std::vector<int64_t>>();
-  a.data = base64_decode(t["data"]);
-  EXPECT_EQ(a.data.size(), static_cast<size_t>(a.header.elements() * npy_type_size(a.header.type)));
-  return a;
-}
-
-NpyArray array(NpyType t, std::vector<int64_t> shape, const std::vector<double>& v) {
-  NpyArray a;
-  a.header.type = t;
-  a.header.shape = std::move(shape);
-  a.data.resize(v.size() * npy_type_size(t));
-  for (size_t i = 0; i < v.size(); ++i) store_from_double(npy_float_dtype(t), a.data.data(), static_cast<int64_t>(i), v[i]);
-  return a;
-}
-
-std::vector<double> values(const NpyArray& a) {
-  std::vector<double> v(static_cast<size_t>(a.header.elements()));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = load_as_double(npy_float_dtype(a.header.type), a.data.data(), static_cast<int64_t>(i));
-  return v;
-}
-
 std::vector<double> abs_values(const NpyArray& a) {
-  std::vector<double> v = values(a);
+  std::vector<double> v = npy_values(a);
   for (double& e : v) e = std::fabs(e);
   return v;
 }
@@ -110,16 +64,16 @@ Case from_json(const json& c) {
   k.pads = c["pads"];
   k.dilation = c["dilation"];
   k.groups = c["groups"];
-  k.x = tensor(c["input"]);
-  k.w = tensor(c["weight"]);
+  k.x = golden_tensor(c["input"]);
+  k.w = golden_tensor(c["weight"]);
   if (c.contains("error")) {
     k.error = c["error"].get<std::string>();
     if (!c["concerns"].is_null()) k.concerns = c["concerns"].get<std::string>();
     return k;
   }
-  k.y = tensor(c["output"]);
-  k.dy = tensor(c["grad_output"]);
-  k.dx = tensor(c["grad_input"]);
+  k.y = golden_tensor(c["output"]);
+  k.dy = golden_tensor(c["grad_output"]);
+  k.dx = golden_tensor(c["grad_input"]);
   return k;
 }
 
@@ -186,7 +140,7 @@ std::string compare(const char* what, const Case& k, const NpyArray& got, const 
   if (got.header.shape != want.header.shape || got.header.type != want.header.type)
     return std::string(what) + ": shape or dtype differs from PyTorch's";
   const double u = unit_roundoff(npy_float_dtype(want.header.type));
-  const std::vector<double> g = values(got), w = values(want);
+  const std::vector<double> g = npy_values(got), w = npy_values(want);
   for (size_t i = 0; i < w.size(); ++i) {
     const double bound = k.kind == "ints" ? 0 : (static_cast<double>(terms[i]) + 2) * u * abs_sum[i];
     if (g[i] == w[i] || std::fabs(g[i] - w[i]) <= bound) continue;
@@ -242,31 +196,31 @@ std::vector<Case> hand_built() {
   auto add = [&](Case k) { cases.push_back(std::move(k)); };
   Case k;
   k.op = "conv1d";
-  k.x = array(NpyType::f64, {1, 1, 5}, {1, 2, 3, 4, 5});
-  k.w = array(NpyType::f64, {1, 1, 3}, {1, 0, -1});
-  k.y = array(NpyType::f64, {1, 1, 3}, {-2, -2, -2});
-  k.dy = array(NpyType::f64, {1, 1, 3}, {1, 2, 3});
-  k.dx = array(NpyType::f64, {1, 1, 5}, {1, 2, 2, -2, -3});
+  k.x = npy_array(NpyType::f64, {1, 1, 5}, {1, 2, 3, 4, 5});
+  k.w = npy_array(NpyType::f64, {1, 1, 3}, {1, 0, -1});
+  k.y = npy_array(NpyType::f64, {1, 1, 3}, {-2, -2, -2});
+  k.dy = npy_array(NpyType::f64, {1, 1, 3}, {1, 2, 3});
+  k.dx = npy_array(NpyType::f64, {1, 1, 5}, {1, 2, 2, -2, -3});
   add(k);
   Case unbatched = k;  // (C, W): no batch axis, in and out
   unbatched.x.header.shape = unbatched.dx.header.shape = {1, 5};
   unbatched.y.header.shape = unbatched.dy.header.shape = {1, 3};
   add(unbatched);
   Case empty = k;  // N = 0: PyTorch gives y (0, K, out) and dx (0, C, in)
-  empty.x = array(NpyType::f64, {0, 1, 5}, {});
-  empty.y = array(NpyType::f64, {0, 1, 3}, {});
-  empty.dy = array(NpyType::f64, {0, 1, 3}, {});
-  empty.dx = array(NpyType::f64, {0, 1, 5}, {});
+  empty.x = npy_array(NpyType::f64, {0, 1, 5}, {});
+  empty.y = npy_array(NpyType::f64, {0, 1, 3}, {});
+  empty.dy = npy_array(NpyType::f64, {0, 1, 3}, {});
+  empty.dx = npy_array(NpyType::f64, {0, 1, 5}, {});
   add(empty);
 
   Case same;  // even kernel: the odd pad goes to the end
   same.op = "conv1d";
   same.padding = "same";
-  same.x = array(NpyType::f32, {1, 1, 4}, {1, 2, 3, 4});
-  same.w = array(NpyType::f32, {1, 1, 2}, {1, 10});
-  same.y = array(NpyType::f32, {1, 1, 4}, {21, 32, 43, 4});
-  same.dy = array(NpyType::f32, {1, 1, 4}, {1, 1, 1, 1});
-  same.dx = array(NpyType::f32, {1, 1, 4}, {1, 11, 11, 11});
+  same.x = npy_array(NpyType::f32, {1, 1, 4}, {1, 2, 3, 4});
+  same.w = npy_array(NpyType::f32, {1, 1, 2}, {1, 10});
+  same.y = npy_array(NpyType::f32, {1, 1, 4}, {21, 32, 43, 4});
+  same.dy = npy_array(NpyType::f32, {1, 1, 4}, {1, 1, 1, 1});
+  same.dx = npy_array(NpyType::f32, {1, 1, 4}, {1, 11, 11, 11});
   add(same);
 
   Case pads;  // asymmetric pads 1 and 2, stride 2, dilation 2
@@ -274,22 +228,22 @@ std::vector<Case> hand_built() {
   pads.pads = {1, 2};
   pads.stride = {2};
   pads.dilation = {2};
-  pads.x = array(NpyType::f64, {1, 1, 5}, {10, 20, 30, 40, 50});
-  pads.w = array(NpyType::f64, {1, 1, 2}, {2, 3});
-  pads.y = array(NpyType::f64, {1, 1, 3}, {60, 160, 80});
-  pads.dy = array(NpyType::f64, {1, 1, 3}, {1, 10, 100});
-  pads.dx = array(NpyType::f64, {1, 1, 5}, {0, 23, 0, 230, 0});
+  pads.x = npy_array(NpyType::f64, {1, 1, 5}, {10, 20, 30, 40, 50});
+  pads.w = npy_array(NpyType::f64, {1, 1, 2}, {2, 3});
+  pads.y = npy_array(NpyType::f64, {1, 1, 3}, {60, 160, 80});
+  pads.dy = npy_array(NpyType::f64, {1, 1, 3}, {1, 10, 100});
+  pads.dx = npy_array(NpyType::f64, {1, 1, 5}, {0, 23, 0, 230, 0});
   add(pads);
 
   Case depthwise;  // NHWC: x (N, H, W, C), w (K, kH, kW, C/groups), y (N, oH, oW, K)
   depthwise.op = "conv2d";
   depthwise.layout = "NHWC";
   depthwise.groups = 2;
-  depthwise.x = array(NpyType::f64, {1, 2, 2, 2}, {1, 5, 2, 6, 3, 7, 4, 8});
-  depthwise.w = array(NpyType::f64, {2, 2, 2, 1}, {1, 1, 1, 1, 1, 0, 0, -1});
-  depthwise.y = array(NpyType::f64, {1, 1, 1, 2}, {10, -3});
-  depthwise.dy = array(NpyType::f64, {1, 1, 1, 2}, {2, 3});
-  depthwise.dx = array(NpyType::f64, {1, 2, 2, 2}, {2, 3, 2, 0, 2, 0, 2, -3});
+  depthwise.x = npy_array(NpyType::f64, {1, 2, 2, 2}, {1, 5, 2, 6, 3, 7, 4, 8});
+  depthwise.w = npy_array(NpyType::f64, {2, 2, 2, 1}, {1, 1, 1, 1, 1, 0, 0, -1});
+  depthwise.y = npy_array(NpyType::f64, {1, 1, 1, 2}, {10, -3});
+  depthwise.dy = npy_array(NpyType::f64, {1, 1, 1, 2}, {2, 3});
+  depthwise.dx = npy_array(NpyType::f64, {1, 2, 2, 2}, {2, 3, 2, 0, 2, 0, 2, -3});
   add(depthwise);
 
   auto refused = [&](const std::string& concerns, auto change) {
@@ -306,10 +260,10 @@ std::vector<Case> hand_built() {
   refused("padding", [](Case& r) { r.padding = "full"; });
   refused("padding", [](Case& r) { r.padding = -1; });
   refused("stride", [](Case& r) { r.padding = "same", r.stride = {2}; });
-  refused("kernel", [](Case& r) { r.w = array(NpyType::f64, {1, 1, 6}, {1, 1, 1, 1, 1, 1}); });
-  refused("weight", [](Case& r) { r.w = array(NpyType::f64, {1, 2, 3}, {1, 1, 1, 1, 1, 1}); });
-  refused("weight", [](Case& r) { r.w = array(NpyType::f64, {1, 3}, {1, 1, 1}); });
-  refused("input", [](Case& r) { r.x = array(NpyType::f64, {1, 1, 1, 5}, {1, 2, 3, 4, 5}); });
+  refused("kernel", [](Case& r) { r.w = npy_array(NpyType::f64, {1, 1, 6}, {1, 1, 1, 1, 1, 1}); });
+  refused("weight", [](Case& r) { r.w = npy_array(NpyType::f64, {1, 2, 3}, {1, 1, 1, 1, 1, 1}); });
+  refused("weight", [](Case& r) { r.w = npy_array(NpyType::f64, {1, 3}, {1, 1, 1}); });
+  refused("input", [](Case& r) { r.x = npy_array(NpyType::f64, {1, 1, 1, 5}, {1, 2, 3, 4, 5}); });
   return cases;
 }
 

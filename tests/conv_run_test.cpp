@@ -7,30 +7,10 @@
 #include "src/harness/conv_registry.hpp"
 #include "src/harness/conv_run.hpp"
 #include "src/model/invalid_input.hpp"
+#include "tests/npy_arrays.hpp"
 
 namespace pg {
 namespace {
-
-NpyHeader header(NpyType t, std::vector<int64_t> shape) {
-  NpyHeader h;
-  h.type = t;
-  h.shape = std::move(shape);
-  return h;
-}
-
-NpyArray array(NpyType t, std::vector<int64_t> shape, const std::vector<double>& v) {
-  NpyArray a;
-  a.header = header(t, std::move(shape));
-  a.data.resize(v.size() * npy_type_size(t));
-  for (size_t i = 0; i < v.size(); ++i) store_from_double(npy_float_dtype(t), a.data.data(), static_cast<int64_t>(i), v[i]);
-  return a;
-}
-
-std::vector<double> values(const NpyArray& a) {
-  std::vector<double> v(static_cast<size_t>(a.header.elements()));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = load_as_double(npy_float_dtype(a.header.type), a.data.data(), static_cast<int64_t>(i));
-  return v;
-}
 
 ConvArgs args(const std::string& op) {
   ConvArgs a;
@@ -55,7 +35,7 @@ TEST(ConvRun, ShapesFollowTheLayout) {
   a.groups = 2;
   a.stride = {2, 1};
   a.padding = {1};
-  ConvPlan plan = plan_conv(a, {3, 4, 7, 6}, "--input shape", header(NpyType::f32, {6, 2, 3, 2}));
+  ConvPlan plan = plan_conv(a, {3, 4, 7, 6}, "--input shape", npy_header(NpyType::f32, {6, 2, 3, 2}));
   EXPECT_EQ(plan.problem.n, 3);
   EXPECT_EQ(plan.problem.c, 4);
   EXPECT_EQ(plan.problem.k, 6);
@@ -63,11 +43,11 @@ TEST(ConvRun, ShapesFollowTheLayout) {
   EXPECT_EQ(plan.problem.kernel[2], 2);
   EXPECT_EQ(plan.output_shape, (std::vector<int64_t>{3, 6, 4, 7}));  // (7+2-3)/2+1, (6+2-2)/1+1
   a.layout = "NHWC";
-  plan = plan_conv(a, {3, 7, 6, 4}, "--input shape", header(NpyType::f32, {6, 3, 2, 2}));
+  plan = plan_conv(a, {3, 7, 6, 4}, "--input shape", npy_header(NpyType::f32, {6, 3, 2, 2}));
   EXPECT_EQ(plan.problem.c, 4);
   EXPECT_EQ(plan.problem.in[1], 7);
   EXPECT_EQ(plan.output_shape, (std::vector<int64_t>{3, 4, 7, 6}));
-  plan = plan_conv(a, {7, 6, 4}, "--input shape", header(NpyType::f32, {6, 3, 2, 2}));
+  plan = plan_conv(a, {7, 6, 4}, "--input shape", npy_header(NpyType::f32, {6, 3, 2, 2}));
   EXPECT_TRUE(plan.unbatched);
   EXPECT_EQ(plan.output_shape, (std::vector<int64_t>{4, 7, 6}));
 }
@@ -76,7 +56,7 @@ TEST(ConvRun, SameAndPadsReachTheProblem) {
   ConvArgs a = args("conv3d");
   a.pad_mode = ConvPadMode::same;
   a.dilation = {1, 2, 3};
-  const ConvPlan same = plan_conv(a, {1, 1, 4, 5, 6}, "--input shape", header(NpyType::f64, {1, 1, 2, 3, 2}));
+  const ConvPlan same = plan_conv(a, {1, 1, 4, 5, 6}, "--input shape", npy_header(NpyType::f64, {1, 1, 2, 3, 2}));
   EXPECT_EQ(same.output_shape, (std::vector<int64_t>{1, 1, 4, 5, 6}));
   EXPECT_EQ(same.problem.pad_begin[0], 0);  // total 1
   EXPECT_EQ(same.problem.pad_end[0], 1);
@@ -86,14 +66,14 @@ TEST(ConvRun, SameAndPadsReachTheProblem) {
   EXPECT_EQ(same.problem.pad_end[2], 2);
   a = args("conv1d");
   a.pads = {0, 3};
-  const ConvPlan pads = plan_conv(a, {1, 1, 4}, "--input shape", header(NpyType::f64, {1, 1, 2}));
+  const ConvPlan pads = plan_conv(a, {1, 1, 4}, "--input shape", npy_header(NpyType::f64, {1, 1, 2}));
   EXPECT_EQ(pads.problem.pad_end[2], 3);
   EXPECT_EQ(pads.output_shape, (std::vector<int64_t>{1, 1, 6}));
 }
 
 TEST(ConvRun, EachBadParameterIsNamed) {
   const std::vector<int64_t> image = {2, 4, 6, 5};
-  const NpyHeader w = header(NpyType::f32, {6, 2, 3, 3});
+  const NpyHeader w = npy_header(NpyType::f32, {6, 2, 3, 3});
   auto with = [](auto change) {
     ConvArgs a = args("conv2d");
     a.groups = 2;
@@ -128,11 +108,11 @@ TEST(ConvRun, EachBadParameterIsNamed) {
   const ConvArgs ok = with([](ConvArgs&) {});
   EXPECT_EQ(refusal(ok, image, w), "");
   EXPECT_EQ(refusal(ok, {4, 6}, w), "--input shape (4, 6) has rank 2; conv2d takes rank 4 (batched) or 3 (unbatched)");
-  EXPECT_EQ(refusal(ok, image, header(NpyType::f32, {6, 2, 3})),
+  EXPECT_EQ(refusal(ok, image, npy_header(NpyType::f32, {6, 2, 3})),
             "--weight shape (6, 2, 3) has rank 3; conv2d takes rank 4 (K, C/groups, kernel...)");
-  EXPECT_EQ(refusal(ok, image, header(NpyType::f32, {6, 4, 3, 3})),
+  EXPECT_EQ(refusal(ok, image, npy_header(NpyType::f32, {6, 4, 3, 3})),
             "--weight shape (6, 4, 3, 3) has 4 input channels per group; input C = 4 with groups = 2 needs 2");
-  EXPECT_EQ(refusal(ok, image, header(NpyType::i64, {6, 2, 3, 3})),
+  EXPECT_EQ(refusal(ok, image, npy_header(NpyType::i64, {6, 2, 3, 3})),
             "--weight dtype int64 must be float16, bfloat16, float32 or float64");
   EXPECT_EQ(refusal(ok, {0, 4, 6, 5}, w), "");  // an empty batch, as PyTorch takes it
   EXPECT_EQ(refusal(ok, {-1, 4, 6, 5}, w), "batch N = -1 must be >= 0");
@@ -141,7 +121,7 @@ TEST(ConvRun, EachBadParameterIsNamed) {
 }
 
 TEST(ConvRun, TensorsMustMatchThePlan) {
-  const ConvPlan plan = plan_conv(args("conv1d"), {1, 2, 5}, "--input-size", header(NpyType::f32, {3, 2, 2}));
+  const ConvPlan plan = plan_conv(args("conv1d"), {1, 2, 5}, "--input-size", npy_header(NpyType::f32, {3, 2, 2}));
   auto message = [](auto f) {
     try {
       f();
@@ -150,25 +130,25 @@ TEST(ConvRun, TensorsMustMatchThePlan) {
     }
     return std::string();
   };
-  EXPECT_EQ(message([&] { check_conv_input(plan, header(NpyType::f64, {1, 2, 5})); }),
+  EXPECT_EQ(message([&] { check_conv_input(plan, npy_header(NpyType::f64, {1, 2, 5})); }),
             "--input dtype float64 does not match --weight dtype float32");
-  EXPECT_EQ(message([&] { check_conv_grad_output(plan, header(NpyType::f32, {1, 3, 5})); }),
+  EXPECT_EQ(message([&] { check_conv_grad_output(plan, npy_header(NpyType::f32, {1, 3, 5})); }),
             "--grad-output shape (1, 3, 5) does not match the output shape (1, 3, 4)");
-  EXPECT_EQ(message([&] { check_conv_grad_output(plan, header(NpyType::bf16, {1, 3, 4})); }),
+  EXPECT_EQ(message([&] { check_conv_grad_output(plan, npy_header(NpyType::bf16, {1, 3, 4})); }),
             "--grad-output dtype bfloat16 does not match --weight dtype float32");
-  EXPECT_EQ(message([&] { check_conv_grad_output(plan, header(NpyType::f32, {1, 3, 4})); }), "");
+  EXPECT_EQ(message([&] { check_conv_grad_output(plan, npy_header(NpyType::f32, {1, 3, 4})); }), "");
 }
 
 // f16 and bf16 go through the oracle in double and come back rounded to nearest-even: with
 // values exact in both types the result is exact too.
 TEST(ConvRun, HalfPrecisionDtypes) {
   for (NpyType t : {NpyType::f16, NpyType::bf16}) {
-    const ConvPlan plan = plan_conv(args("conv1d"), {1, 1, 4}, "--input shape", header(t, {1, 1, 2}));
-    const NpyArray y = conv_forward_npy(plan, array(t, {1, 1, 4}, {1, 2, 3, 4}), array(t, {1, 1, 2}, {0.5, -2}));
+    const ConvPlan plan = plan_conv(args("conv1d"), {1, 1, 4}, "--input shape", npy_header(t, {1, 1, 2}));
+    const NpyArray y = conv_forward_npy(plan, npy_array(t, {1, 1, 4}, {1, 2, 3, 4}), npy_array(t, {1, 1, 2}, {0.5, -2}));
     EXPECT_EQ(y.header.type, t);
-    EXPECT_EQ(values(y), (std::vector<double>{-3.5, -5, -6.5}));
-    const NpyArray dx = conv_backward_npy(plan, array(t, {1, 1, 2}, {0.5, -2}), array(t, {1, 1, 3}, {1, 1, 1}));
-    EXPECT_EQ(values(dx), (std::vector<double>{0.5, -1.5, -1.5, -2}));
+    EXPECT_EQ(npy_values(y), (std::vector<double>{-3.5, -5, -6.5}));
+    const NpyArray dx = conv_backward_npy(plan, npy_array(t, {1, 1, 2}, {0.5, -2}), npy_array(t, {1, 1, 3}, {1, 1, 1}));
+    EXPECT_EQ(npy_values(dx), (std::vector<double>{0.5, -1.5, -1.5, -2}));
   }
 }
 
@@ -187,17 +167,17 @@ TEST(ConvRun, VariantsOnABackend) {
   ConvArgs a = args("conv2d");
   a.stride = {2};
   a.padding = {1};
-  const ConvPlan plan = plan_conv(a, {2, 2, 5, 6}, "--input-size", header(NpyType::f32, {3, 2, 3, 3}));
+  const ConvPlan plan = plan_conv(a, {2, 2, 5, 6}, "--input-size", npy_header(NpyType::f32, {3, 2, 3, 3}));
   std::vector<double> w(54), dy(static_cast<size_t>(plan.problem.y_elems()));
   for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<double>(static_cast<int>(i % 5) - 2);
   for (size_t i = 0; i < dy.size(); ++i) dy[i] = static_cast<double>(static_cast<int>(i % 7) - 3);
-  const NpyArray wa = array(NpyType::f32, {3, 2, 3, 3}, w), dya = array(NpyType::f32, {2, 3, 3, 3}, dy);
-  const std::vector<double> oracle = values(conv_backward_npy(plan, wa, dya));
+  const NpyArray wa = npy_array(NpyType::f32, {3, 2, 3, 3}, w), dya = npy_array(NpyType::f32, {2, 3, 3, 3}, dy);
+  const std::vector<double> oracle = npy_values(conv_backward_npy(plan, wa, dya));
   for (const ConvVariant& v : conv_variants()) {
     if (v.gpu_only) continue;
-    EXPECT_EQ(values(conv_backward_npy(plan, wa, dya, v.name, "cpu")), oracle) << v.name;
+    EXPECT_EQ(npy_values(conv_backward_npy(plan, wa, dya, v.name, "cpu")), oracle) << v.name;
   }
-  EXPECT_EQ(values(conv_backward_npy(plan, wa, dya, "auto", "cpu")), oracle);
+  EXPECT_EQ(npy_values(conv_backward_npy(plan, wa, dya, "auto", "cpu")), oracle);
   EXPECT_EQ(message([&] { conv_backward_npy(plan, wa, dya, "no.such", "cpu"); }),
             "--variant = no.such is not a registered conv variant (see poolgrad variants)");
   EXPECT_EQ(message([&] { conv_backward_npy(plan, wa, dya, "oracle", "gpu0"); }),

@@ -38,15 +38,7 @@ Problem make(int dims, int64_t n, int64_t c, std::vector<int64_t> in, std::vecto
   p.n = n;
   p.c = c;
   p.pad_limit = PadLimit::none;
-  auto put = [&](int64_t* dst, const std::vector<int64_t>& v) {
-    for (size_t i = 0; i < v.size(); ++i) dst[kAxes - dims + i] = v[i];
-  };
-  put(p.in, in);
-  put(p.kernel, k);
-  put(p.stride, s);
-  put(p.pad_begin, pad_begin);
-  put(p.pad_end, pad_end);
-  put(p.dilation, dil);
+  set_window(p, {in, k, s, pad_begin, pad_end, dil});
   finalize(p);
   EXPECT_EQ(validate(p), "") << to_string(p);
   return p;
@@ -284,7 +276,7 @@ TEST(MaxKernels, HugeProblemsTakeTheInt64Path) {
 // The CPU backend's launch with int64 arithmetic forced, under the variant's own name.
 template <class V>
 Variant forced_wide() {
-  Variant v = *find_variant(V::name);
+  Variant v = *find_variant(V::traits.name);
   v.launch_cpu = [](Backend&, const Problem& p, const BwdBuffers& b) { V::launch_with(CpuExec{}, p, b, IndexWidth::wide); };
   return v;
 }

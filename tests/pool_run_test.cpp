@@ -9,25 +9,10 @@
 #include "src/model/profile.hpp"
 #include "src/harness/registry.hpp"
 #include "kernels/common/numeric.hpp"
+#include "tests/npy_arrays.hpp"
 
 namespace pg {
 namespace {
-
-NpyHeader header(NpyType t, std::vector<int64_t> shape) {
-  NpyHeader h;
-  h.type = t;
-  h.shape = std::move(shape);
-  return h;
-}
-
-NpyArray array(NpyType t, std::vector<int64_t> shape, const std::vector<double>& values) {
-  NpyArray a;
-  a.header = header(t, std::move(shape));
-  a.data.resize(values.size() * npy_type_size(t));
-  for (size_t i = 0; i < values.size(); ++i)
-    store_from_double(npy_float_dtype(t), a.data.data(), static_cast<int64_t>(i), values[i]);
-  return a;
-}
 
 std::vector<double> values(const NpyArray& a) {
   std::vector<double> v(static_cast<size_t>(a.header.elements()));
@@ -54,7 +39,7 @@ std::string refusal(const PoolArgs& a, const NpyHeader& x) {
   return "";
 }
 
-const NpyHeader kImage = header(NpyType::f32, {2, 3, 6, 5});
+const NpyHeader kImage = npy_header(NpyType::f32, {2, 3, 6, 5});
 
 TEST(Profiles, PresetsFollowSemantics) {
   Problem p;
@@ -137,16 +122,16 @@ TEST(Validation, EachBadParameterIsNamed) {
   };
   for (const Bad& b : cases) EXPECT_NE(refusal(b.args, kImage).find(b.says), std::string::npos) << refusal(b.args, kImage) << " / wanted: " << b.says;
 
-  EXPECT_NE(refusal(base, header(NpyType::i32, {1, 1, 4, 4})).find("--input dtype int32 must be float16"), std::string::npos);
-  EXPECT_NE(refusal(base, header(NpyType::f32, {4, 4})).find("--input shape (4, 4) has rank 2; max_pool2d takes rank 4"), std::string::npos);
-  EXPECT_NE(refusal(base, header(NpyType::f32, {1, 0, 4, 4})).find("channels C = 0"), std::string::npos);
-  EXPECT_NE(refusal(base, header(NpyType::f32, {1, 1, 0, 4})).find("input size H = 0 must be >= 1"), std::string::npos);
-  EXPECT_NE(refusal(args("avg_pool3d", {2}), header(NpyType::f32, {1, 1, 1, 4, 4})).find("input size D = 1 is smaller than kernel_size 2"), std::string::npos);
-  EXPECT_NE(refusal(base, header(NpyType::f32, {int64_t{1} << 40, int64_t{1} << 20, 4, 4})).find("overflows int64"), std::string::npos);
+  EXPECT_NE(refusal(base, npy_header(NpyType::i32, {1, 1, 4, 4})).find("--input dtype int32 must be float16"), std::string::npos);
+  EXPECT_NE(refusal(base, npy_header(NpyType::f32, {4, 4})).find("--input shape (4, 4) has rank 2; max_pool2d takes rank 4"), std::string::npos);
+  EXPECT_NE(refusal(base, npy_header(NpyType::f32, {1, 0, 4, 4})).find("channels C = 0"), std::string::npos);
+  EXPECT_NE(refusal(base, npy_header(NpyType::f32, {1, 1, 0, 4})).find("input size H = 0 must be >= 1"), std::string::npos);
+  EXPECT_NE(refusal(args("avg_pool3d", {2}), npy_header(NpyType::f32, {1, 1, 1, 4, 4})).find("input size D = 1 is smaller than kernel_size 2"), std::string::npos);
+  EXPECT_NE(refusal(base, npy_header(NpyType::f32, {int64_t{1} << 40, int64_t{1} << 20, 4, 4})).find("overflows int64"), std::string::npos);
 }
 
 TEST(Validation, TensorsMustMatchTheProblem) {
-  const PoolPlan plan = plan_pool(args("max_pool2d", {2}), header(NpyType::f32, {1, 2, 4, 4}));
+  const PoolPlan plan = plan_pool(args("max_pool2d", {2}), npy_header(NpyType::f32, {1, 2, 4, 4}));
   EXPECT_EQ(plan.output_shape, (std::vector<int64_t>{1, 2, 2, 2}));
   auto message = [](auto f) {
     try {
@@ -156,18 +141,18 @@ TEST(Validation, TensorsMustMatchTheProblem) {
     }
     return std::string();
   };
-  EXPECT_EQ(message([&] { check_grad_output(plan, header(NpyType::f64, {1, 2, 2, 2})); }),
+  EXPECT_EQ(message([&] { check_grad_output(plan, npy_header(NpyType::f64, {1, 2, 2, 2})); }),
             "--grad-output dtype float64 does not match --input dtype float32");
-  EXPECT_EQ(message([&] { check_grad_output(plan, header(NpyType::f32, {1, 2, 2, 3})); }),
+  EXPECT_EQ(message([&] { check_grad_output(plan, npy_header(NpyType::f32, {1, 2, 2, 3})); }),
             "--grad-output shape (1, 2, 2, 3) does not match the output shape (1, 2, 2, 2)");
-  EXPECT_EQ(message([&] { check_indices(plan, header(NpyType::i32, {1, 2, 2, 2})); }),
+  EXPECT_EQ(message([&] { check_indices(plan, npy_header(NpyType::i32, {1, 2, 2, 2})); }),
             "--indices dtype int32 does not match the index type int64 of format plane");
-  EXPECT_EQ(message([&] { check_indices(plan, header(NpyType::i64, {2, 2, 2})); }),
+  EXPECT_EQ(message([&] { check_indices(plan, npy_header(NpyType::i64, {2, 2, 2})); }),
             "--indices shape (2, 2, 2) does not match the output shape (1, 2, 2, 2)");
 
   // A stored index outside its window is refused and names the output position.
-  const NpyArray x = array(NpyType::f32, {1, 2, 4, 4}, std::vector<double>(32, 1.0));
-  const NpyArray dy = array(NpyType::f32, {1, 2, 2, 2}, std::vector<double>(8, 1.0));
+  const NpyArray x = npy_array(NpyType::f32, {1, 2, 4, 4}, std::vector<double>(32, 1.0));
+  const NpyArray dy = npy_array(NpyType::f32, {1, 2, 2, 2}, std::vector<double>(8, 1.0));
   NpyArray idx = pool_forward(plan, x).indices;
   const int64_t outside = 15;  // (3, 3): a tap of window (1, 1) only
   std::memcpy(&idx.data[8 * 1], &outside, 8);
@@ -176,8 +161,8 @@ TEST(Validation, TensorsMustMatchTheProblem) {
 }
 
 TEST(PoolRun, BatchZeroGivesAnEmptyResult) {
-  const PoolPlan plan = plan_pool(args("avg_pool2d", {2}), header(NpyType::f64, {0, 3, 4, 4}));
-  const NpyArray x = array(NpyType::f64, {0, 3, 4, 4}, {});
+  const PoolPlan plan = plan_pool(args("avg_pool2d", {2}), npy_header(NpyType::f64, {0, 3, 4, 4}));
+  const NpyArray x = npy_array(NpyType::f64, {0, 3, 4, 4}, {});
   const ForwardResult f = pool_forward(plan, x);
   EXPECT_EQ(f.output.header.shape, (std::vector<int64_t>{0, 3, 2, 2}));
   EXPECT_TRUE(f.output.data.empty());
@@ -187,12 +172,12 @@ TEST(PoolRun, BatchZeroGivesAnEmptyResult) {
 
 TEST(PoolRun, UnbatchedChannelsLastAndAutoPad) {
   // (C, H, W) like PyTorch's unbatched input: the output drops the batch axis too.
-  const PoolPlan unbatched = plan_pool(args("max_pool2d", {2}), header(NpyType::f32, {3, 4, 4}));
+  const PoolPlan unbatched = plan_pool(args("max_pool2d", {2}), npy_header(NpyType::f32, {3, 4, 4}));
   EXPECT_TRUE(unbatched.unbatched);
   EXPECT_EQ(unbatched.output_shape, (std::vector<int64_t>{3, 2, 2}));
   PoolArgs nhwc = args("avg_pool2d", {2});
   nhwc.layout = "NHWC";
-  const PoolPlan last = plan_pool(nhwc, header(NpyType::f32, {1, 4, 6, 3}));
+  const PoolPlan last = plan_pool(nhwc, npy_header(NpyType::f32, {1, 4, 6, 3}));
   EXPECT_EQ(last.problem.c, 3);
   EXPECT_EQ(last.output_shape, (std::vector<int64_t>{1, 2, 3, 3}));
   // ONNX SAME_UPPER on L=5, k=3, s=2: out 3, total pad 2 split 1/1; L=6: total 1, at the end.
@@ -200,19 +185,19 @@ TEST(PoolRun, UnbatchedChannelsLastAndAutoPad) {
   same.stride = {2};
   same.profile = "onnx";
   same.auto_pad = "SAME_UPPER";
-  const Problem p = plan_pool(same, header(NpyType::f32, {1, 1, 5, 6})).problem;
+  const Problem p = plan_pool(same, npy_header(NpyType::f32, {1, 1, 5, 6})).problem;
   EXPECT_EQ(p.out[1], 3);
   EXPECT_EQ(p.out[2], 3);
   EXPECT_EQ(p.pad_begin[2], 0);
   EXPECT_EQ(p.pad_end[2], 1);
   same.auto_pad = "SAME_LOWER";
-  EXPECT_EQ(plan_pool(same, header(NpyType::f32, {1, 1, 5, 6})).problem.pad_begin[2], 1);
+  EXPECT_EQ(plan_pool(same, npy_header(NpyType::f32, {1, 1, 5, 6})).problem.pad_begin[2], 1);
 }
 
 TEST(PoolRun, BackwardWithAndWithoutIndicesAgree) {
-  const PoolPlan plan = plan_pool(args("max_pool1d", {3}), header(NpyType::f64, {1, 1, 6}));
-  const NpyArray x = array(NpyType::f64, {1, 1, 6}, {1, 5, 2, 2, 7, 0});
-  const NpyArray dy = array(NpyType::f64, {1, 1, 2}, {10, 20});
+  const PoolPlan plan = plan_pool(args("max_pool1d", {3}), npy_header(NpyType::f64, {1, 1, 6}));
+  const NpyArray x = npy_array(NpyType::f64, {1, 1, 6}, {1, 5, 2, 2, 7, 0});
+  const NpyArray dy = npy_array(NpyType::f64, {1, 1, 2}, {10, 20});
   const ForwardResult f = pool_forward(plan, x);
   EXPECT_EQ(values(f.output), (std::vector<double>{5, 7}));
   const std::vector<double> want = {0, 10, 0, 0, 20, 0};
@@ -224,27 +209,27 @@ TEST(PoolRun, BackwardWithAndWithoutIndicesAgree) {
 // that supports a problem must give the oracle's answer on it, and a name that is not
 // registered is refused.
 TEST(PoolRun, VariantsMatchTheOracle) {
-  const PoolPlan max_plan = plan_pool(args("max_pool2d", {3}), header(NpyType::f32, {2, 3, 7, 5}));
+  const PoolPlan max_plan = plan_pool(args("max_pool2d", {3}), npy_header(NpyType::f32, {2, 3, 7, 5}));
   const PoolPlan avg_plan = [] {
     PoolArgs a = args("avg_pool2d", {3});
     a.stride = {2};
     a.padding = {1};
-    return plan_pool(a, header(NpyType::f32, {2, 3, 7, 5}));
+    return plan_pool(a, npy_header(NpyType::f32, {2, 3, 7, 5}));
   }();
   std::vector<double> xs(210);
   for (size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<double>((i * 7) % 5);
-  const NpyArray x = array(NpyType::f32, {2, 3, 7, 5}, xs);
+  const NpyArray x = npy_array(NpyType::f32, {2, 3, 7, 5}, xs);
   for (const Variant& v : variants()) {
     const PoolPlan& plan = v.op == Op::max ? max_plan : avg_plan;
     if (!v.supports(plan.problem, BackendKind::cpu).ok) continue;
     const std::vector<int64_t> out = plan.output_shape;
-    const NpyArray dy = array(NpyType::f32, out, std::vector<double>(static_cast<size_t>(plan.problem.out_elems()), 2.0));
+    const NpyArray dy = npy_array(NpyType::f32, out, std::vector<double>(static_cast<size_t>(plan.problem.out_elems()), 2.0));
     const ForwardResult f = pool_forward(plan, x);
     const NpyArray* idx = v.op == Op::max ? &f.indices : nullptr;
     EXPECT_EQ(values(pool_backward(plan, v.name, x, dy, idx)), values(pool_backward(plan, "oracle", x, dy, idx))) << v.name;
   }
   try {
-    pool_backward(max_plan, "no.such.variant", x, array(NpyType::f32, max_plan.output_shape, std::vector<double>(30, 1.0)), nullptr);
+    pool_backward(max_plan, "no.such.variant", x, npy_array(NpyType::f32, max_plan.output_shape, std::vector<double>(30, 1.0)), nullptr);
     FAIL() << "an unregistered variant must be refused";
   } catch (const InvalidInput& e) {
     EXPECT_STREQ(e.what(), "--variant = no.such.variant is not registered (see poolgrad variants)");

@@ -28,44 +28,12 @@
 #include "src/model/invalid_input.hpp"
 #include "src/harness/pool_run.hpp"
 #include "kernels/common/numeric.hpp"
+#include "tests/npy_arrays.hpp"
 
 namespace pg {
 namespace {
 
 using nlohmann::json;
-
-std::vector<unsigned char> base64_decode(const std::string& text) {
-  auto value = [](char ch) -> int {
-    if (ch >= 'A' && ch <= 'Z') return ch - 'A';
-    if (ch >= 'a' && ch <= 'z') return ch - 'a' + 26;
-    if (ch >= '0' && ch <= '9') return ch - '0' + 52;
-    return ch == '+' ? 62 : ch == '/' ? 63 : -1;
-  };
-  std::vector<unsigned char> out;
-  uint32_t acc = 0;
-  int bits = 0;
-  for (char ch : text) {
-    const int v = value(ch);
-    if (v < 0) continue;  // '=' padding
-    acc = (acc << 6) | static_cast<uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<unsigned char>((acc >> bits) & 0xff));
-    }
-  }
-  return out;
-}
-
-NpyArray tensor(const json& t) {
-  NpyArray a;
-  const std::string dtype = t["dtype"];
-  a.header.type = dtype == "float32" ? NpyType::f32 : dtype == "float64" ? NpyType::f64 : NpyType::i64;
-  a.header.shape = t["shape"].get<std::vector<int64_t>>();
-  a.data = base64_decode(t["data"]);
-  EXPECT_EQ(a.data.size(), static_cast<size_t>(a.header.elements() * npy_type_size(a.header.type)));
-  return a;
-}
 
 PoolArgs args_of(const json& c) {
   PoolArgs a;
@@ -155,7 +123,7 @@ const Golden& golden() {
 // Runs one case through the library; "" when it agrees with PyTorch.
 std::string check_case(const json& c) {
   const PoolArgs args = args_of(c);
-  const NpyArray x = tensor(c["input"]);
+  const NpyArray x = golden_tensor(c["input"]);
   PoolPlan plan;
   try {
     plan = plan_pool(args, x.header);
@@ -168,10 +136,10 @@ std::string check_case(const json& c) {
 
   const ForwardResult f = pool_forward(plan, x);
   const ForwardResult f_abs = pool_forward(plan, with_values(x, abs_values(x)));
-  std::string bad = compare("output", f.output, tensor(c["output"]), f_abs.output, taps);
+  std::string bad = compare("output", f.output, golden_tensor(c["output"]), f_abs.output, taps);
   if (!bad.empty()) return bad;
   if (c.contains("indices")) {
-    const NpyArray want = tensor(c["indices"]);
+    const NpyArray want = golden_tensor(c["indices"]);
     if (want.data.size() != f.indices.data.size()) return "indices: size differs";
     for (size_t i = 0; i < want.data.size() / 8; ++i) {
       int64_t w, g;
@@ -182,10 +150,10 @@ std::string check_case(const json& c) {
     }
   }
   if (!c.contains("grad_input")) return "";
-  const NpyArray dy = tensor(c["grad_output"]), want_dx = tensor(c["grad_input"]);
+  const NpyArray dy = golden_tensor(c["grad_output"]), want_dx = golden_tensor(c["grad_input"]);
   const NpyArray dy_abs = with_values(dy, abs_values(dy));
   std::optional<NpyArray> indices;
-  if (c.contains("indices")) indices = tensor(c["indices"]);
+  if (c.contains("indices")) indices = golden_tensor(c["indices"]);
   const NpyArray* stored = indices ? &*indices : nullptr;
   bad = compare("grad_input", pool_backward(plan, "oracle", x, dy, stored), want_dx,
                 pool_backward(plan, "oracle", x, dy_abs, stored), taps);
@@ -232,7 +200,7 @@ TEST(PyTorchGolden, ThroughThePoolgradExecutable) {
     const PoolArgs args = args_of(c);
     const std::string cmd = command_line(args);
     SCOPED_TRACE("poolgrad forward " + cmd);
-    write_npy(x, tensor(c["input"]));
+    write_npy(x, golden_tensor(c["input"]));
     const bool max = c.contains("indices");
     const int rc = run_poolgrad("forward " + cmd + " --input " + x + " --output " + y + (max ? " --indices-output " + idx : ""));
     if (is_refused) {
@@ -242,14 +210,14 @@ TEST(PyTorchGolden, ThroughThePoolgradExecutable) {
     }
     ++accepted;
     ASSERT_EQ(rc, 0);
-    const NpyArray want_y = tensor(c["output"]);
+    const NpyArray want_y = golden_tensor(c["output"]);
     EXPECT_EQ(compare("output", read_npy(y), want_y, want_y, 0), "");
     if (max) {
-      EXPECT_EQ(read_npy(idx).data, tensor(c["indices"]).data);
+      EXPECT_EQ(read_npy(idx).data, golden_tensor(c["indices"]).data);
     }
-    write_npy(dy, tensor(c["grad_output"]));
+    write_npy(dy, golden_tensor(c["grad_output"]));
     ASSERT_EQ(run_poolgrad("backward " + cmd + " --input " + x + " --grad-output " + dy + (max ? " --indices " + idx : "") + " --output " + dx), 0);
-    const NpyArray got_dx = read_npy(dx), want_dx = tensor(c["grad_input"]);
+    const NpyArray got_dx = read_npy(dx), want_dx = golden_tensor(c["grad_input"]);
     // Exact only where every case here is exact: the f32 bound needs |terms|, so f32 cases
     // must match to 4 ulps of the largest |dx| here.
     double largest = 0;

@@ -24,15 +24,7 @@ mapfile -t mutants < <(grep -v '^#' "$list" | grep -v '^$')
 for n in "$@"; do
   IFS='|' read -r file pattern replacement what <<<"${mutants[$((n - 1))]}"
   cp -p "$work/$file" "$work/$file.orig"
-  if ! python3 - "$work/$file" "$pattern" "$replacement" <<'PY'
-import re, sys
-path, pattern, repl = sys.argv[1:4]
-text = open(path).read()
-new, count = re.subn(pattern, repl, text)
-if count != 1:
-    sys.exit(f"pattern matched {count} times in {path}")
-open(path, "w").write(new)
-PY
+  if ! python3 "$repo/tools/apply_mutant.py" "$work/$file" "$pattern" "$replacement"
   then printf '%-3s %-5s %-9s %-7s %s\n' "$n" "n/a" "" "" "$what (did not apply)"; mv "$work/$file.orig" "$work/$file"; continue; fi
   out="$work/mutant-$n"
   rm -rf "$out" && mkdir -p "$out"

@@ -19,26 +19,16 @@ from the definition (and 'same' padded as poolgrad pads it) and stops if PyTorch
 tests/conv_golden_test.cpp reads the file.
 """
 import argparse
-import base64
 import itertools
 import json
 import random
-import struct
 import sys
 
 import torch
 import torch.nn.functional as F
+from golden_encode import encode
 
-FORMATS = {torch.float32: ("float32", "f"), torch.float64: ("float64", "d")}
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
-
-
-def encode(t):
-    t = t.detach().contiguous().cpu()
-    name, fmt = FORMATS[t.dtype]
-    values = t.flatten().tolist()
-    return {"dtype": name, "shape": list(t.shape),
-            "data": base64.b64encode(struct.pack("<%d%s" % (len(values), fmt), *values)).decode()}
 
 
 def values(rng, shape, dtype, kind):

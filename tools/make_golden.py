@@ -11,23 +11,13 @@ bytes (NaN and -inf survive, which JSON numbers cannot carry).
 Needs only torch (no numpy). tests/pytorch_golden_test.cpp reads the file.
 """
 import argparse
-import base64
 import json
 import random
-import struct
 
 import torch
 import torch.nn.functional as F
+from golden_encode import encode
 
-FORMATS = {torch.float32: ("float32", "f"), torch.float64: ("float64", "d"), torch.int64: ("int64", "q")}
-
-
-def encode(t):
-    t = t.detach().contiguous().cpu()
-    name, fmt = FORMATS[t.dtype]
-    values = t.flatten().tolist()
-    return {"dtype": name, "shape": list(t.shape),
-            "data": base64.b64encode(struct.pack("<%d%s" % (len(values), fmt), *values)).decode()}
 
 
 def make_values(rng, shape, dtype, kind):

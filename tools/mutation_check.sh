@@ -22,15 +22,7 @@ while IFS='|' read -r file pattern replacement what; do
   [ -z "$file" ] || [ "${file:0:1}" = "#" ] && continue
   n=$((n + 1))
   git -C "$work" checkout -q -- .
-  if ! python3 - "$work/$file" "$pattern" "$replacement" <<'PY'
-import re, sys
-path, pattern, repl = sys.argv[1:4]
-text = open(path).read()
-new, count = re.subn(pattern, repl, text)
-if count != 1:
-    sys.exit(f"pattern matched {count} times in {path}")
-open(path, "w").write(new)
-PY
+  if ! python3 "$repo/tools/apply_mutant.py" "$work/$file" "$pattern" "$replacement"
   then printf '%-4s %-6s %-6s %s\n' "$n" "n/a" "n/a" "$what (did not apply)"; continue; fi
   if ! ninja -C "$work/build" >"$work/build.log" 2>&1; then
     printf '%-4s %-6s %-6s %s\n' "$n" "build" "build" "$what (does not compile)"; continue

@@ -27,5 +27,5 @@ strip "$carry"/bin/*
 tar -C "$carry" -cf - bin lib | xz -1 -T2 > "$carry/bins.tar.xz"
 rm -rf "$carry/bin" "$carry/lib"
 cp tools/run_gpu.sh "$carry/run_gpu.sh"
-cp bench/pytorch_baseline.py bench/pytorch_conv_baseline.py tools/plant_slowdown.py "$carry/"
+cp bench/pytorch_baseline.py bench/pytorch_conv_baseline.py bench/torch_timing.py tools/plant_slowdown.py "$carry/"
 du -sh "$carry"

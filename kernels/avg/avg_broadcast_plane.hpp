@@ -132,10 +132,8 @@ struct AvgBroadcastPlaneBody {
 };
 
 struct AvgBroadcastPlane : VariantDefaults {
-  static constexpr const char* name = "avg.broadcast.plane";
-  static constexpr Op op = Op::avg;
-  static constexpr Inputs inputs = Inputs::dy_only;
-  static constexpr bool deterministic = true;
+  static constexpr PoolTraits traits{
+      .name = "avg.broadcast.plane", .op = Op::avg, .inputs = Inputs::dy_only, .deterministic = true};
   // Any window, one per plane. Planes of a few elements up to a few dozen, so that packs straddle
   // rows and planes in every way.
   static Domain domain() { return {.windows = WindowRule::single, .shapes = {}}; }

@@ -63,10 +63,8 @@ struct AvgDirectBody {
 };
 
 struct AvgDirect : VariantDefaults {
-  static constexpr const char* name = "avg.direct";
-  static constexpr Op op = Op::avg;
-  static constexpr Inputs inputs = Inputs::dy_only;
-  static constexpr bool deterministic = true;
+  static constexpr PoolTraits traits{
+      .name = "avg.direct", .op = Op::avg, .inputs = Inputs::dy_only, .deterministic = true};
   // Disjoint windows, at the default reach: items are one element or pack along the contiguous
   // axis and have no structure along D or H to span.
   static Domain domain() { return {.windows = WindowRule::disjoint, .shapes = {}}; }

@@ -51,10 +51,8 @@ struct AvgDirectExactPlanesBody {
 };
 
 struct AvgDirectExactCf : VariantDefaults {
-  static constexpr const char* name = "avg.direct.exact.cf";
-  static constexpr Op op = Op::avg;
-  static constexpr Inputs inputs = Inputs::dy_only;
-  static constexpr bool deterministic = true;
+  static constexpr PoolTraits traits{
+      .name = "avg.direct.exact.cf", .op = Op::avg, .inputs = Inputs::dy_only, .deterministic = true};
   // The body is built for kernel 2 along W and takes any kernel == stride along D and H; a
   // listed domain names one shape for every axis, so this one admits k2 s2 p0 throughout.
   // Every axis is a whole number of windows (whole_windows), which the fuzz builds directly.
@@ -74,7 +72,7 @@ struct AvgDirectExactCf : VariantDefaults {
 
   template <class Exec>
   static void launch(const Exec& ex, const Problem& p, const BwdBuffers& b) {
-    require_aligned16(name, {{"dy", b.dy}, {"dx", b.dx}});  // 16-byte packs of both
+    require_aligned16(traits.name, {{"dy", b.dy}, {"dx", b.dx}});  // 16-byte packs of both
     with_dtype(p.dtype, [&](auto tag) {
       using T = decltype(tag);
       using A = accum_t<T>;

@@ -50,10 +50,8 @@ struct AvgDirectExactPointsBody {
 };
 
 struct AvgDirectExactCl : VariantDefaults {
-  static constexpr const char* name = "avg.direct.exact.cl";
-  static constexpr Op op = Op::avg;
-  static constexpr Inputs inputs = Inputs::dy_only;
-  static constexpr bool deterministic = true;
+  static constexpr PoolTraits traits{
+      .name = "avg.direct.exact.cl", .op = Op::avg, .inputs = Inputs::dy_only, .deterministic = true};
   // The body takes any kernel == stride per axis; a listed domain names one shape for every axis,
   // so this one admits the common ones, the same on every axis. Every axis is a
   // whole number of windows (whole_windows), which the fuzz builds directly.
@@ -75,7 +73,7 @@ struct AvgDirectExactCl : VariantDefaults {
 
   template <class Exec>
   static void launch(const Exec& ex, const Problem& p, const BwdBuffers& b) {
-    require_aligned16(name, {{"dy", b.dy}, {"dx", b.dx}});  // 16-byte packs of both
+    require_aligned16(traits.name, {{"dy", b.dy}, {"dx", b.dx}});  // 16-byte packs of both
     with_dtype(p.dtype, [&](auto tag) {
       using T = decltype(tag);
       using A = accum_t<T>;

@@ -72,10 +72,8 @@ struct AvgGatherBody {
 };
 
 struct AvgGather : VariantDefaults {
-  static constexpr const char* name = "avg.gather";
-  static constexpr Op op = Op::avg;
-  static constexpr Inputs inputs = Inputs::dy_only;
-  static constexpr bool deterministic = true;
+  static constexpr PoolTraits traits{
+      .name = "avg.gather", .op = Op::avg, .inputs = Inputs::dy_only, .deterministic = true};
   // Every problem, at the default reach (a few windows per axis): items are one element or pack
   // along the contiguous axis and have no structure along D or H to span.
   static Domain domain() { return Domain{}; }

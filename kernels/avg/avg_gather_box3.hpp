@@ -202,10 +202,8 @@ AvgBox3Body<T, Idx, V, kDepth> make_avg_box3(const Problem& p, const T* dy, T* d
 }
 
 struct AvgGatherBox3 : VariantDefaults {
-  static constexpr const char* name = "avg.gather.box3";
-  static constexpr Op op = Op::avg;
-  static constexpr Inputs inputs = Inputs::dy_only;
-  static constexpr bool deterministic = true;
+  static constexpr PoolTraits traits{
+      .name = "avg.gather.box3", .op = Op::avg, .inputs = Inputs::dy_only, .deterministic = true};
   // k3 s1 p1 gives out == in on every axis; 1D problems are out (H must be a box too). Sizes
   // for the fuzz: D up to 12, three runs of kAvgBox3MinRunPlanes; a few rows and W packs.
   static Domain domain() {
@@ -225,7 +223,7 @@ struct AvgGatherBox3 : VariantDefaults {
 
   template <class Exec>
   static void launch(const Exec& ex, const Problem& p, const BwdBuffers& b) {
-    require_aligned16(name, {{"dy", b.dy}, {"dx", b.dx}});  // 16-byte packs of both
+    require_aligned16(traits.name, {{"dy", b.dy}, {"dx", b.dx}});  // 16-byte packs of both
     if (p.in_elems() == 0) return;  // an empty batch: nothing to write, and no work items to plan
     with_dtype(p.dtype, [&](auto tag) {
       using T = decltype(tag);

@@ -154,10 +154,8 @@ struct AvgK3S2Body {
 };
 
 struct AvgGatherK3S2 : VariantDefaults {
-  static constexpr const char* name = "avg.gather.k3s2";
-  static constexpr Op op = Op::avg;
-  static constexpr Inputs inputs = Inputs::dy_only;
-  static constexpr bool deterministic = true;
+  static constexpr PoolTraits traits{
+      .name = "avg.gather.k3s2", .op = Op::avg, .inputs = Inputs::dy_only, .deterministic = true};
   // Sizes for the fuzz: D up to 12 (three runs of kMinRunPlanes window planes), H over a few
   // groups of kRows rows with a partial last one, W a few packs.
   static Domain domain() {
@@ -217,7 +215,7 @@ struct AvgGatherK3S2 : VariantDefaults {
 
   template <class Exec>
   static void launch(const Exec& ex, const Problem& p, const BwdBuffers& b) {
-    require_aligned16(name, {{"dy", b.dy}, {"dx", b.dx}});  // 16-byte packs of both
+    require_aligned16(traits.name, {{"dy", b.dy}, {"dx", b.dx}});  // 16-byte packs of both
     with_dtype(p.dtype, [&](auto tag) {
       using T = decltype(tag);
       launch_k3s2<T, int32_t, kVecWidth<T>>(ex, p, static_cast<const T*>(b.dy), static_cast<T*>(b.dx));

@@ -58,10 +58,8 @@ struct AvgStreamBody {
 };
 
 struct AvgGatherStream : VariantDefaults {
-  static constexpr const char* name = "avg.gather.stream";
-  static constexpr Op op = Op::avg;
-  static constexpr Inputs inputs = Inputs::dy_only;
-  static constexpr bool deterministic = true;
+  static constexpr PoolTraits traits{
+      .name = "avg.gather.stream", .op = Op::avg, .inputs = Inputs::dy_only, .deterministic = true};
   // stream_applies (plane_stream.hpp) as a domain. It also takes a kernel-1 D of any length,
   // which a listed domain cannot name beside k3 on H and W: that case is left out here. Sizes for
   // the fuzz: H and W across 32 x 32 tiles with partial ones, D over a few planes.

@@ -288,10 +288,8 @@ __global__ void __launch_bounds__(kAvgTileX * kAvgBlockRows) avg_tiled_kernel(Av
 #endif
 
 struct AvgGatherTiled : VariantDefaults {
-  static constexpr const char* name = "avg.gather.tiled";
-  static constexpr Op op = Op::avg;
-  static constexpr Inputs inputs = Inputs::dy_only;
-  static constexpr bool deterministic = true;
+  static constexpr PoolTraits traits{
+      .name = "avg.gather.tiled", .op = Op::avg, .inputs = Inputs::dy_only, .deterministic = true};
   // Channels-first, any window whose tile plan fits in shared memory (supports()). Sizes for
   // the fuzz: several tiles with a partial last one along every axis (tiles up to 8 planes along
   // D, 32 rows along H in 2D and 8 in 3D, 32 columns along W).

@@ -48,10 +48,8 @@ struct AvgScatterAtomicBody {
 };
 
 struct AvgScatterAtomic : VariantDefaults {
-  static constexpr const char* name = "avg.scatter.atomic";
-  static constexpr Op op = Op::avg;
-  static constexpr Inputs inputs = Inputs::dy_only;
-  static constexpr bool deterministic = false;
+  static constexpr PoolTraits traits{
+      .name = "avg.scatter.atomic", .op = Op::avg, .inputs = Inputs::dy_only, .deterministic = false};
   // Every problem, at the default reach (a few windows per axis): one item per dy element, with
   // no structure to span.
   // Atomics race only on problems big enough for several CPU threads (kernels/common/exec.hpp).

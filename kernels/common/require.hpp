@@ -19,7 +19,7 @@ template <class V>
 void require_supported(const Problem& p) {
   const Domain::Verdict in = V::domain().admits(p);
   const Support s = in.ok ? V::supports(p) : Support::no(in.why);
-  if (!s.ok) throw Error(std::string(V::name) + " does not run " + to_string(p) + ": " + s.why);
+  if (!s.ok) throw Error(std::string(V::traits.name) + " does not run " + to_string(p) + ": " + s.why);
 }
 
 // Bodies that move 16-byte packs of every buffer they name; the harness allocates them so.

@@ -1,6 +1,9 @@
-// The answers most variants give to the registration interface (kernels/register.hpp states the
-// whole contract as a concept): no condition beyond the domain, no workspace, a body the CPU
-// backend runs too. A variant derives from these and writes only what differs.
+// The registration interface every variant answers (kernels/register.hpp and
+// kernels/conv/register.hpp state it as a concept), the part that is data in one line:
+//   static constexpr PoolTraits traits{.name = "max.gather.stored", .op = Op::max,
+//                                      .inputs = Inputs::dy_and_indices, .deterministic = true};
+// and the answers most variants give to the rest, stated once: no condition beyond the domain
+// and no workspace. A variant derives from VariantDefaults and writes only what differs.
 #pragma once
 
 #include <cstddef>
@@ -10,9 +13,24 @@
 
 namespace pg {
 
+// What a pooling variant says of itself: its name (op.strategy.source...), its op, what it reads,
+// whether it is bitwise repeatable, whether it needs block cooperation (no CPU launch then).
+struct PoolTraits {
+  const char* name;
+  Op op;
+  Inputs inputs;
+  bool deterministic;
+  bool gpu_only = false;
+};
+
+struct ConvTraits {
+  const char* name;
+  bool deterministic;
+  bool gpu_only = false;
+};
+
 template <class P>
 struct VariantDefaultsFor {
-  static constexpr bool gpu_only = false;
   static Support supports(const P&) { return Support::yes(); }
   static size_t workspace_bytes(const P&) { return 0; }
 };

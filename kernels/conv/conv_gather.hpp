@@ -85,8 +85,7 @@ struct ConvGatherBody {
 };
 
 struct ConvGather : ConvVariantDefaults {
-  static constexpr const char* name = "conv.gather";
-  static constexpr bool deterministic = true;
+  static constexpr ConvTraits traits{.name = "conv.gather", .deterministic = true};
   static ConvDomain domain() { return {}; }
 
   template <class Exec>

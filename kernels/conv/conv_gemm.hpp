@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "kernels/common/exec.hpp"
+#include "kernels/common/variant_defaults.hpp"
 #include "kernels/conv/conv_geometry.hpp"
 #include "src/model/conv_variant.hpp"
 
@@ -467,9 +468,7 @@ __global__ void PG_LAUNCH_BOUNDS(kGemmThreads, sizeof(accum_t<T>) == 4 && !CL ? 
 #endif
 
 struct ConvGemm {
-  static constexpr const char* name = "conv.gemm";
-  static constexpr bool deterministic = true;
-  static constexpr bool gpu_only = true;
+  static constexpr ConvTraits traits{.name = "conv.gemm", .deterministic = true, .gpu_only = true};
   // Sizes for the fuzz: with 128- or 256-row tiles, several tiles and a partial last one need a
   // few hundred positions per phase; C and K past one 8-step stage and, now and then, past a
   // 64-wide tile.

@@ -61,8 +61,7 @@ struct ConvScatterAtomicBody {
 };
 
 struct ConvScatterAtomic : ConvVariantDefaults {
-  static constexpr const char* name = "conv.scatter.atomic";
-  static constexpr bool deterministic = false;
+  static constexpr ConvTraits traits{.name = "conv.scatter.atomic", .deterministic = false};
   // Atomics race on the CPU backend only from 1024 items per thread (kernels/common/exec.hpp):
   // a longer W axis reaches that often.
   static ConvDomain domain() {

@@ -8,22 +8,27 @@
 
 namespace pg {
 
-// A conv variant is a struct with:
-//   static constexpr const char* name; static constexpr bool deterministic, gpu_only;
+// A conv variant is a struct with (kernels/common/variant_defaults.hpp: ConvTraits, and
+// ConvVariantDefaults for the common supports and workspace_bytes):
+//   static constexpr ConvTraits traits;            name, deterministic, gpu_only
 //   static ConvDomain domain();
 //   static Support supports(const ConvProblem&);   what the domain cannot say; yes otherwise
 //   static size_t workspace_bytes(const ConvProblem&);
 //   static void launch(const Exec&, const ConvProblem&, const ConvBuffers&)  for each executor it runs on:
 //     a GPU-only variant has no CPU launch, so its registry entry has no launch_cpu.
+template <class V>
+concept ConvVariantType = requires(const ConvProblem& p) {
+  { V::traits } -> std::convertible_to<ConvTraits>;
+  { V::domain() } -> std::same_as<ConvDomain>;
+  { V::supports(p) } -> std::same_as<Support>;
+  { V::workspace_bytes(p) } -> std::convertible_to<size_t>;
+};
+
 template <class Exec, class V>
+  requires ConvVariantType<V>
 ConvVariant make_conv_variant() {
   ConvVariant v;
-  v.name = V::name;
-  v.deterministic = V::deterministic;
-  v.gpu_only = V::gpu_only;
-  v.domain = V::domain();
-  v.supports_problem = &V::supports;
-  v.workspace_bytes = &V::workspace_bytes;
+  fill_record<V>(v);
   if constexpr (requires(const ConvProblem& p, const ConvBuffers& b) { V::launch(Exec{}, p, b); }) {
     ConvLaunchFn fn = [](Backend&, const ConvProblem& p, const ConvBuffers& b) { V::launch(Exec{}, p, b); };
     if constexpr (Exec::is_gpu) v.launch_gpu = fn;

@@ -31,10 +31,10 @@ struct MaxDirectItem {
 
 template <ArgmaxFrom S>
 struct MaxDirect : MaxVariant<MaxDirect<S>> {
-  static constexpr const char* name = S == ArgmaxFrom::stored ? "max.direct.stored" : "max.direct.recompute";
-  static constexpr Op op = Op::max;
-  static constexpr Inputs inputs = MaxReads<S, float, int32_t>::inputs;
-  static constexpr bool deterministic = true;
+  static constexpr PoolTraits traits{.name = S == ArgmaxFrom::stored ? "max.direct.stored" : "max.direct.recompute",
+                                     .op = Op::max,
+                                     .inputs = MaxReads<S, float, int32_t>::inputs,
+                                     .deterministic = true};
   // Disjoint windows, anything else; a work item is one output cell, so sizes need no reach
   // beyond the default.
   static Domain domain() {

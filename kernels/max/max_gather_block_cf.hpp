@@ -123,10 +123,8 @@ struct MaxGatherBlockCfItem {
 };
 
 struct MaxGatherBlockCf : VariantDefaults {
-  static constexpr const char* name = "max.gather.block.cf";
-  static constexpr Op op = Op::max;
-  static constexpr Inputs inputs = Inputs::dy_and_indices;
-  static constexpr bool deterministic = true;
+  static constexpr PoolTraits traits{
+      .name = "max.gather.block.cf", .op = Op::max, .inputs = Inputs::dy_and_indices, .deterministic = true};
   // Slabs are 2 D slices by 2 rows by a run of up to 8 along W: D and H odd and even across
   // several slabs, W several runs long with a short last one.
   static Domain domain() {

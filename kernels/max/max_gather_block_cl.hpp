@@ -176,10 +176,8 @@ struct MaxGatherBlockClItem {
 };
 
 struct MaxGatherBlockCl : VariantDefaults {
-  static constexpr const char* name = "max.gather.block.cl";
-  static constexpr Op op = Op::max;
-  static constexpr Inputs inputs = Inputs::dy_and_indices;
-  static constexpr bool deterministic = true;
+  static constexpr PoolTraits traits{
+      .name = "max.gather.block.cl", .op = Op::max, .inputs = Inputs::dy_and_indices, .deterministic = true};
   // 2D strips are 2 rows by 2 * kClStripPairs positions: W well past 2 strips and odd at times,
   // H odd and even, D several slices; C of several packs.
   static Domain domain() {
@@ -200,7 +198,7 @@ struct MaxGatherBlockCl : VariantDefaults {
   static void launch(const Exec& ex, const Problem& p, const BwdBuffers& b) {
     constexpr int K = 3, S = 2;
     require_supported<MaxGatherBlockCl>(p);
-    require_aligned16(name, {{"dy", b.dy}, {"indices", b.indices}, {"dx", b.dx}});
+    require_aligned16(traits.name, {{"dy", b.dy}, {"indices", b.indices}, {"dx", b.dx}});
     with_dtype(p.dtype, [&](auto tag) {
       using T = decltype(tag);
       if constexpr (sizeof(T) <= 4) {

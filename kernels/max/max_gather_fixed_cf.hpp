@@ -128,10 +128,8 @@ struct MaxGatherFixedItem {
 };
 
 struct MaxGatherFixedCf : VariantDefaults {
-  static constexpr const char* name = "max.gather.fixed.cf";
-  static constexpr Op op = Op::max;
-  static constexpr Inputs inputs = Inputs::dy_and_indices;
-  static constexpr bool deterministic = true;
+  static constexpr PoolTraits traits{
+      .name = "max.gather.fixed.cf", .op = Op::max, .inputs = Inputs::dy_and_indices, .deterministic = true};
   // Work items are runs of up to 8 along W on 2 rows: W several runs long with a short last
   // one, H odd and even.
   static Domain domain() {

@@ -89,10 +89,8 @@ struct MaxGatherFixedClItem {
 };
 
 struct MaxGatherFixedCl : VariantDefaults {
-  static constexpr const char* name = "max.gather.fixed.cl";
-  static constexpr Op op = Op::max;
-  static constexpr Inputs inputs = Inputs::dy_and_indices;
-  static constexpr bool deterministic = true;
+  static constexpr PoolTraits traits{
+      .name = "max.gather.fixed.cl", .op = Op::max, .inputs = Inputs::dy_and_indices, .deterministic = true};
   // One position per work item: C of several packs (up to 8 lanes each), boxes clipped at
   // every edge.
   static Domain domain() {
@@ -111,7 +109,7 @@ struct MaxGatherFixedCl : VariantDefaults {
   template <class Exec>
   static void launch(const Exec& ex, const Problem& p, const BwdBuffers& b) {
     require_supported<MaxGatherFixedCl>(p);
-    require_aligned16(name, {{"dy", b.dy}, {"indices", b.indices}, {"dx", b.dx}});
+    require_aligned16(traits.name, {{"dy", b.dy}, {"indices", b.indices}, {"dx", b.dx}});
     with_fixed_window(p, [&]<int K, int S>() {
       with_dtype(p.dtype, [&](auto tag) {
         using T = decltype(tag);

@@ -55,10 +55,8 @@ struct MaxGatherRecomputeItem {
 };
 
 struct MaxGatherRecompute : MaxVariant<MaxGatherRecompute> {
-  static constexpr const char* name = "max.gather.recompute";
-  static constexpr Op op = Op::max;
-  static constexpr Inputs inputs = Inputs::dy_and_x;
-  static constexpr bool deterministic = true;
+  static constexpr PoolTraits traits{
+      .name = "max.gather.recompute", .op = Op::max, .inputs = Inputs::dy_and_x, .deterministic = true};
   // Every problem: any window, layout, dtype, both index widths; the argmax comes from x, so
   // every index format and type is admitted (none is read). Channels-last C up to 2 packs of
   // f32 reaches the vector path.

@@ -66,10 +66,8 @@ struct MaxGatherStoredItem {
 };
 
 struct MaxGatherStored : MaxVariant<MaxGatherStored> {
-  static constexpr const char* name = "max.gather.stored";
-  static constexpr Op op = Op::max;
-  static constexpr Inputs inputs = Inputs::dy_and_indices;
-  static constexpr bool deterministic = true;
+  static constexpr PoolTraits traits{
+      .name = "max.gather.stored", .op = Op::max, .inputs = Inputs::dy_and_indices, .deterministic = true};
   // Every problem: any window, layout, dtype, index format and type, both index widths.
   // Channels-last C up to 2 packs of f32 reaches the vector path.
   static Domain domain() {

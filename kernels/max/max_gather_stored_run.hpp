@@ -76,10 +76,8 @@ struct MaxGatherStoredRunItem {
 };
 
 struct MaxGatherStoredRun : MaxVariant<MaxGatherStoredRun> {
-  static constexpr const char* name = "max.gather.stored.run";
-  static constexpr Op op = Op::max;
-  static constexpr Inputs inputs = Inputs::dy_and_indices;
-  static constexpr bool deterministic = true;
+  static constexpr PoolTraits traits{
+      .name = "max.gather.stored.run", .op = Op::max, .inputs = Inputs::dy_and_indices, .deterministic = true};
   // Runs are up to 8 elements: W several runs long with a short last one.
   static Domain domain() {
     Domain d;

@@ -94,10 +94,8 @@ struct MaxStreamBody {
 };
 
 struct MaxGatherStream : MaxVariant<MaxGatherStream> {
-  static constexpr const char* name = "max.gather.stream";
-  static constexpr Op op = Op::max;
-  static constexpr Inputs inputs = Inputs::dy_and_indices;
-  static constexpr bool deterministic = true;
+  static constexpr PoolTraits traits{
+      .name = "max.gather.stream", .op = Op::max, .inputs = Inputs::dy_and_indices, .deterministic = true};
   // k3 s1 with pads 0 or 1 on H and W, and on D or D flat (2D); 32 x 32 tiles: W and H cross
   // tiles with partial edge ones, D several planes. The body would also take a kernel-1 D axis
   // longer than 1, which a Domain cannot state (its flat axis has size 1): such problems are

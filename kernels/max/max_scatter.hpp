@@ -32,10 +32,10 @@ struct MaxScatterItem {
 
 template <ArgmaxFrom S>
 struct MaxScatter : MaxVariant<MaxScatter<S>> {
-  static constexpr const char* name = S == ArgmaxFrom::stored ? "max.scatter.stored" : "max.scatter.recompute";
-  static constexpr Op op = Op::max;
-  static constexpr Inputs inputs = MaxReads<S, float, int32_t>::inputs;
-  static constexpr bool deterministic = false;
+  static constexpr PoolTraits traits{.name = S == ArgmaxFrom::stored ? "max.scatter.stored" : "max.scatter.recompute",
+                                     .op = Op::max,
+                                     .inputs = MaxReads<S, float, int32_t>::inputs,
+                                     .deterministic = false};
   // Every problem: any window, layout, dtype, both index widths, and (stored) every index format
   // and type; recompute reads none, so it admits them all too. Channels-last C up to 2 packs of
   // f32 reaches the vector path.

@@ -18,17 +18,7 @@ Problem make(Op op, int dims, int64_t n, int64_t c, std::initializer_list<int64_
   p.dims = dims;
   p.n = n;
   p.c = c;
-  auto put = [&](int64_t* dst, std::initializer_list<int64_t> v) {
-    if (v.size() == 0) return;
-    int a = kAxes - dims;
-    for (int64_t x : v) dst[a++] = x;
-  };
-  put(p.in, in);
-  put(p.kernel, k);
-  put(p.stride, s);
-  put(p.pad_begin, pad);
-  put(p.pad_end, pad);
-  put(p.dilation, dil);
+  set_window(p, {in, k, s, pad, pad, dil});
   return p;
 }
 

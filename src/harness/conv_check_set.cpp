@@ -17,16 +17,7 @@ ConvProblem make(int dims, int64_t n, int64_t c, int64_t k, int64_t groups, std:
   p.c = c;
   p.k = k;
   p.groups = groups;
-  auto put = [&](int64_t* dst, std::initializer_list<int64_t> v) {
-    int a = kAxes - dims;
-    for (int64_t x : v) dst[a++] = x;
-  };
-  put(p.in, in);
-  put(p.kernel, kernel);
-  put(p.stride, stride);
-  put(p.pad_begin, pad);
-  put(p.pad_end, pad);
-  put(p.dilation, dilation);
+  set_window(p, {in, kernel, stride, pad, pad, dilation});
   return p;
 }
 

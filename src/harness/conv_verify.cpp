@@ -34,41 +34,12 @@ ConvExpected conv_expected_from(const ConvProblem& p, ConvHostData data) {
   return e;
 }
 
-struct ConvPreparedRun::Impl {
-  Backend& backend;
-  const ConvVariant& variant;
-  ConvProblem problem;
-  DataSpec spec;
+struct ConvPreparedRun::Impl : RunState<ConvVariant, ConvProblem, ConvBuffers> {
   std::shared_ptr<const ConvExpected> expected;
-  Guarded dy, w, dx;
-  Buffer workspace;
-  ConvBuffers buffers;
-  std::vector<unsigned char> output;
-  std::string replay;
-  std::filesystem::path failure_file;
-  CrashReport crash;
+  Guarded dy, w;
 
   Impl(Backend& b, const ConvVariant& v, const ConvProblem& p, const DataSpec& s, std::shared_ptr<const ConvExpected> e)
-      : backend(b), variant(v), problem(p), spec(s), expected(std::move(e)), replay(conv_replay_command(p, v, b, s)),
-        failure_file(failure_path(v.name, b.name(), s, conv_to_string(p))) {
-    crash.text = header("crashed (out-of-bounds access)") + "  replay: " + replay + "\n";
-    crash.dir = failure_file.parent_path().string();
-    crash.path = failure_file.string();
-  }
-
-  std::string header(const std::string& what) const {
-    return "FAIL " + variant.name + " on " + backend.name() + ": " + what + "\n" + "  problem: " + conv_to_string(problem) +
-           "\n" + "  data: kind=" + data_kind_name(spec.kind) + " seed=" + std::to_string(spec.seed) + "\n";
-  }
-
-  void launch() {
-    const CrashArmed armed(crash);
-    variant.launch(backend, problem, buffers);
-    backend.synchronize();
-  }
-
-  // dx as downloaded after one run, bands included.
-  std::vector<unsigned char> run_once() { return run_poisoned(backend, dx, workspace, [this] { launch(); }); }
+      : RunState(b, v, p, s, conv_to_string(p), conv_replay_command(p, v, b, s)), expected(std::move(e)) {}
 };
 
 ConvPreparedRun::ConvPreparedRun(Backend& b, const ConvVariant& v, const ConvProblem& p, const DataSpec& spec,
@@ -80,38 +51,24 @@ ConvPreparedRun::ConvPreparedRun(Backend& b, const ConvVariant& v, const ConvPro
   m.dy = make_guarded_values(b, p.dtype, e.data.dy, "dy");
   m.w = make_guarded_values(b, p.dtype, e.data.w, "w");
   m.dx = make_guarded_poisoned(b, p.dtype, static_cast<size_t>(p.x_elems()) * dtype_size(p.dtype));
-  const size_t ws = v.workspace_bytes(p);
-  if (ws) m.workspace = Buffer(b, ws);
+  m.allocate_workspace();
   m.buffers.dy = m.dy.data();
   m.buffers.w = m.w.data();
-  m.buffers.dx = m.dx.data();
-  m.buffers.workspace = m.workspace.get();
 }
 
 ConvPreparedRun::~ConvPreparedRun() = default;
 
-void ConvPreparedRun::launch() {
-  const CrashArmed armed(impl_->crash);
-  impl_->variant.launch(impl_->backend, impl_->problem, impl_->buffers);
-}
+void ConvPreparedRun::launch() { impl_->launch(false); }
 
 const std::vector<unsigned char>& ConvPreparedRun::output() const { return impl_->output; }
 
 Outcome ConvPreparedRun::verify(const VerifyOptions& opt) {
   Impl& m = *impl_;
   const auto& e = *m.expected;
-  CaseUnderTest c;
-  c.backend = &m.backend;
-  c.run_once = [&] { return m.run_once(); };
+  CaseUnderTest c = m.case_under_test();
   c.inputs = {{&m.dy, "dy"}, {&m.w, "w"}};
-  c.dx = &m.dx;
-  c.dtype = m.problem.dtype;
   c.want = OracleAnswer{&e.dx, &e.abs_sum, &e.terms};
   c.coord = [&](int64_t i) { return conv_coord_text(m.problem, i); };
-  c.header = [&](const std::string& what) { return m.header(what); };
-  c.deterministic = m.variant.deterministic;
-  c.replay = m.replay;
-  c.failure_file = m.failure_file;
   return verify_run(c, opt, &m.output);
 }
 

@@ -56,43 +56,12 @@ Expected compute_expected(const Problem& p, const DataSpec& spec) {
   return e;
 }
 
-struct PreparedRun::Impl {
-  Backend& backend;
-  const Variant& variant;
-  Problem problem;
-  DataSpec spec;
+struct PreparedRun::Impl : RunState<Variant, Problem, BwdBuffers> {
   std::shared_ptr<const Expected> expected;
-  Guarded x, dy, indices, dx;
-  Buffer workspace;
-  BwdBuffers buffers;
-  std::vector<unsigned char> output;  // dx payload of the last verify()
-  std::string replay;
-  std::filesystem::path failure_file;
-  CrashReport crash;
+  Guarded x, dy, indices;
 
   Impl(Backend& b, const Variant& v, const Problem& p, const DataSpec& s, std::shared_ptr<const Expected> e)
-      : backend(b), variant(v), problem(p), spec(s), expected(std::move(e)),
-        replay(replay_command(p, v, b, s)), failure_file(failure_path(v.name, b.name(), s, to_string(p))) {
-    crash.text = header("crashed (out-of-bounds access)") + "  replay: " + replay + "\n";
-    crash.dir = failure_file.parent_path().string();
-    crash.path = failure_file.string();
-  }
-
-  // The first lines of every report: what went wrong, the problem and the data.
-  std::string header(const std::string& what) const {
-    return "FAIL " + variant.name + " on " + backend.name() + ": " + what + "\n" +
-           "  problem: " + to_string(problem) + "\n" +
-           "  data: kind=" + data_kind_name(spec.kind) + " seed=" + std::to_string(spec.seed) + "\n";
-  }
-
-  void launch() {
-    const CrashArmed armed(crash);
-    variant.launch(backend, problem, buffers);
-    backend.synchronize();
-  }
-
-  // dx as downloaded after one run, bands included.
-  std::vector<unsigned char> run_once() { return run_poisoned(backend, dx, workspace, [this] { launch(); }); }
+      : RunState(b, v, p, s, to_string(p), replay_command(p, v, b, s)), expected(std::move(e)) {}
 };
 
 PreparedRun::PreparedRun(Backend& b, const Variant& v, const Problem& p, const DataSpec& spec,
@@ -107,21 +76,15 @@ PreparedRun::PreparedRun(Backend& b, const Variant& v, const Problem& p, const D
   // in-bounds place, which the comparison reports, instead of crashing the CPU backend.
   if (v.inputs == Inputs::dy_and_indices) m.indices = make_guarded(b, encode_indices(p.index_type, e.indices), nullptr);
   m.dx = make_guarded_poisoned(b, p.dtype, static_cast<size_t>(p.in_elems()) * dtype_size(p.dtype));
-  const size_t ws = v.workspace_bytes(p);
-  if (ws) m.workspace = Buffer(b, ws);
+  m.allocate_workspace();
   m.buffers.x = m.x.buffer.get() ? m.x.data() : nullptr;
   m.buffers.dy = m.dy.data();
   m.buffers.indices = m.indices.buffer.get() ? m.indices.data() : nullptr;
-  m.buffers.dx = m.dx.data();
-  m.buffers.workspace = m.workspace.get();
 }
 
 PreparedRun::~PreparedRun() = default;
 
-void PreparedRun::launch() {
-  const CrashArmed armed(impl_->crash);
-  impl_->variant.launch(impl_->backend, impl_->problem, impl_->buffers);
-}
+void PreparedRun::launch() { impl_->launch(false); }
 
 int64_t PreparedRun::minimal_bytes() const {
   const Problem& p = impl_->problem;
@@ -137,18 +100,10 @@ const std::vector<unsigned char>& PreparedRun::output() const { return impl_->ou
 Outcome PreparedRun::verify(const VerifyOptions& opt) {
   Impl& m = *impl_;
   const auto& e = *m.expected;
-  CaseUnderTest c;
-  c.backend = &m.backend;
-  c.run_once = [&] { return m.run_once(); };
+  CaseUnderTest c = m.case_under_test();
   c.inputs = {{&m.dy, "dy"}, {&m.x, "x"}, {&m.indices, "indices"}};
-  c.dx = &m.dx;
-  c.dtype = m.problem.dtype;
   c.want = OracleAnswer{&e.dx, &e.abs_sum, &e.terms};
   c.coord = [&](int64_t i) { return coord_text(m.problem, i); };
-  c.header = [&](const std::string& what) { return m.header(what); };
-  c.deterministic = m.variant.deterministic;
-  c.replay = m.replay;
-  c.failure_file = m.failure_file;
   return verify_run(c, opt, &m.output);
 }
 

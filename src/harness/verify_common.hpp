@@ -135,4 +135,70 @@ class CrashArmed {
   CrashRecord* slot_ = nullptr;  // none free: the launch runs unarmed (a fault is then unreported)
 };
 
+// What a prepared run of either op keeps beside its inputs: where it runs, what, on which data,
+// dx and the workspace, the replay line, where a failure is written, and the crash report armed
+// around each launch. PreparedRun and ConvPreparedRun build on it with their own inputs.
+template <class V, class P, class Buffers>
+struct RunState {
+  Backend& backend;
+  const V& variant;
+  P problem;
+  DataSpec spec;
+  std::string problem_text;
+  Guarded dx;
+  Buffer workspace;
+  Buffers buffers;
+  std::vector<unsigned char> output;  // dx payload of the last verify()
+  std::string replay;
+  std::filesystem::path failure_file;
+  CrashReport crash;
+
+  RunState(Backend& b, const V& v, const P& p, const DataSpec& s, std::string text, std::string replay_line)
+      : backend(b), variant(v), problem(p), spec(s), problem_text(std::move(text)), replay(std::move(replay_line)),
+        failure_file(failure_path(v.name, b.name(), s, problem_text)) {
+    crash.text = header("crashed (out-of-bounds access)") + "  replay: " + replay + "\n";
+    crash.dir = failure_file.parent_path().string();
+    crash.path = failure_file.string();
+  }
+
+  // The first lines of every report: what went wrong, the problem and the data.
+  std::string header(const std::string& what) const {
+    return "FAIL " + variant.name + " on " + backend.name() + ": " + what + "\n" + "  problem: " + problem_text + "\n" +
+           "  data: kind=" + data_kind_name(spec.kind) + " seed=" + std::to_string(spec.seed) + "\n";
+  }
+
+  // One launch with the crash report armed; `sync` waits for it (a verified run), a timed one
+  // leaves that to the timer.
+  void launch(bool sync) {
+    const CrashArmed armed(crash);
+    variant.launch(backend, problem, buffers);
+    if (sync) backend.synchronize();
+  }
+
+  // dx as downloaded after one run, bands included.
+  std::vector<unsigned char> run_once() { return run_poisoned(backend, dx, workspace, [this] { launch(true); }); }
+
+  // The case as verify_run() checks it, but for the inputs, the oracle's answer and coordinates.
+  CaseUnderTest case_under_test() {
+    CaseUnderTest c;
+    c.backend = &backend;
+    c.run_once = [this] { return run_once(); };
+    c.dx = &dx;
+    c.dtype = problem.dtype;
+    c.header = [this](const std::string& what) { return header(what); };
+    c.deterministic = variant.deterministic;
+    c.replay = replay;
+    c.failure_file = failure_file;
+    return c;
+  }
+
+  // The workspace the variant asks for, and the buffer pointers of the outputs.
+  void allocate_workspace() {
+    const size_t ws = variant.workspace_bytes(problem);
+    if (ws) workspace = Buffer(backend, ws);
+    buffers.dx = dx.data();
+    buffers.workspace = workspace.get();
+  }
+};
+
 }  // namespace pg

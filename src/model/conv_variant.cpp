@@ -4,23 +4,12 @@
 #include <sstream>
 
 namespace pg {
-namespace {
-
-template <class T>
-bool contains(const std::vector<T>& list, T v) {
-  return std::find(list.begin(), list.end(), v) != list.end();
-}
-
-const char* layout_name(Layout l) { return l == Layout::channels_first ? "channels-first" : "channels-last"; }
-
-}  // namespace
-
 Domain::Verdict ConvDomain::admits(const ConvProblem& p) const {
   auto no = [](std::string why) { return Domain::Verdict{false, std::move(why)}; };
   if (p.dims < min_dims || p.dims > max_dims)
     return no("dims: " + std::to_string(min_dims) + "D to " + std::to_string(max_dims) + "D only");
-  if (!contains(layouts, p.layout)) return no(std::string("layout: ") + layout_name(p.layout) + " not handled");
-  if (!contains(dtypes, p.dtype)) return no(std::string("dtype: ") + dtype_name(p.dtype) + " not handled");
+  if (!in_list(layouts, p.layout)) return no(std::string("layout: ") + layout_name(p.layout) + " not handled");
+  if (!in_list(dtypes, p.dtype)) return no(std::string("dtype: ") + dtype_name(p.dtype) + " not handled");
   return {};
 }
 
@@ -36,20 +25,11 @@ std::string ConvDomain::describe() const {
 }
 
 Support ConvVariant::supports(const ConvProblem& p, BackendKind backend) const {
-  if (backend == BackendKind::cpu && gpu_only)
-    return Support::no("GPU only: needs block cooperation the CPU backend does not model");
-  if (backend == BackendKind::gpu && !launch_gpu) return Support::no("not built for the GPU");
-  const Domain::Verdict in = domain.admits(p);
-  if (!in.ok) return Support::no(in.why);
-  return supports_problem(p);
+  return checked_support(*this, p, backend);
 }
 
 void ConvVariant::launch(Backend& b, const ConvProblem& p, const ConvBuffers& buf) const {
-  const Support s = supports(p, b.kind());
-  if (!s.ok)
-    throw Error("variant " + name + " does not support " + conv_to_string(p) + " on " + b.name() + ": " + s.why);
-  const ConvLaunchFn& fn = b.kind() == BackendKind::cpu ? launch_cpu : launch_gpu;
-  fn(b, p, buf);
+  checked_launch(*this, b, p, buf, conv_to_string(p));
 }
 
 }  // namespace pg

@@ -6,12 +6,6 @@
 namespace pg {
 namespace {
 
-template <class T>
-bool contains(const std::vector<T>& list, T v) {
-  return std::find(list.begin(), list.end(), v) != list.end();
-}
-
-const char* layout_name(Layout l) { return l == Layout::channels_first ? "channels-first" : "channels-last"; }
 const char* tie_name(TieRule t) { return t == TieRule::first ? "first" : "last"; }
 const char* nan_name(NanRule n) { return n == NanRule::propagate ? "propagate" : "ignore"; }
 
@@ -29,6 +23,8 @@ bool shape_fits(const WindowShape& s, const Problem& p, int a) {
 
 }  // namespace
 
+const char* layout_name(Layout l) { return l == Layout::channels_first ? "channels-first" : "channels-last"; }
+
 bool axis_trivial(const Problem& p, int a) {
   return p.in[a] == 1 && p.out[a] == 1 && p.kernel[a] == 1 && p.stride[a] == 1 && p.dilation[a] == 1 &&
          p.pad_begin[a] == 0 && p.pad_end[a] == 0;
@@ -38,15 +34,15 @@ Domain::Verdict Domain::admits(const Problem& p) const {
   auto no = [](std::string why) { return Verdict{false, std::move(why)}; };
   if (p.dims < min_dims || p.dims > max_dims)
     return no("dims: " + std::to_string(min_dims) + "D to " + std::to_string(max_dims) + "D only");
-  if (!contains(layouts, p.layout)) return no(std::string("layout: ") + layout_name(p.layout) + " not handled");
-  if (!contains(dtypes, p.dtype)) return no(std::string("dtype: ") + dtype_name(p.dtype) + " not handled");
-  if (p.op == Op::max && !contains(index_formats, p.index_format))
+  if (!in_list(layouts, p.layout)) return no(std::string("layout: ") + layout_name(p.layout) + " not handled");
+  if (!in_list(dtypes, p.dtype)) return no(std::string("dtype: ") + dtype_name(p.dtype) + " not handled");
+  if (p.op == Op::max && !in_list(index_formats, p.index_format))
     return no(std::string("index_format: ") + index_format_name(p.index_format) + " not decoded here");
-  if (p.op == Op::max && !contains(index_types, p.index_type))
+  if (p.op == Op::max && !in_list(index_types, p.index_type))
     return no(std::string("index_type: ") + index_type_name(p.index_type) + " not read here");
-  if (p.op == Op::max && !contains(ties, p.tie)) return no(std::string("tie: ") + tie_name(p.tie) + " not followed");
-  if (p.op == Op::max && !contains(nans, p.nan)) return no(std::string("nan: ") + nan_name(p.nan) + " not followed");
-  if (p.op == Op::avg && !contains(divisors, p.divisor))
+  if (p.op == Op::max && !in_list(ties, p.tie)) return no(std::string("tie: ") + tie_name(p.tie) + " not followed");
+  if (p.op == Op::max && !in_list(nans, p.nan)) return no(std::string("nan: ") + nan_name(p.nan) + " not followed");
+  if (p.op == Op::avg && !in_list(divisors, p.divisor))
     return no(std::string("divisor: ") + divisor_name(p.divisor) + " not computed");
   if (p.op == Op::avg && !divisor_override && p.has_divisor_override) return no("divisor_override: not applied");
   if (!ceil_mode && p.ceil_mode) return no("ceil_mode: floor output sizes only");

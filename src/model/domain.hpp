@@ -5,6 +5,7 @@
 // stay in the variant's supports() after admits(); the fuzz counts the cases they reject.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -12,6 +13,14 @@
 #include "src/model/problem.hpp"
 
 namespace pg {
+
+// Whether a domain's list of admitted values for one axis holds v.
+template <class T>
+bool in_list(const std::vector<T>& list, T v) {
+  return std::find(list.begin(), list.end(), v) != list.end();
+}
+
+const char* layout_name(Layout l);  // "channels-first" or "channels-last"
 
 // One window along an axis: kernel, stride, no dilation, pads drawn from [pad_min, pad_max].
 struct WindowShape {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "src/model/dtype.hpp"
 
@@ -94,5 +95,25 @@ const char* divisor_name(Divisor d);
 const char* index_format_name(IndexFormat f);
 const char* index_type_name(IndexType t);
 int index_type_size(IndexType t);
+
+// A hand-built problem's window (the check sets', the tests'), each axis list given as its
+// tail: a 2D problem passes {H, W}. An empty list leaves those axes as they are. For pooling and
+// conv problems alike: both spell their window with these fields.
+struct WindowTails {
+  std::vector<int64_t> in, kernel, stride, pad_begin, pad_end, dilation;
+};
+
+template <class P>
+void set_window(P& p, const WindowTails& w) {
+  auto put = [&](int64_t* dst, const std::vector<int64_t>& v) {
+    for (size_t i = 0; i < v.size(); ++i) dst[kAxes - p.dims + static_cast<int>(i)] = v[i];
+  };
+  put(p.in, w.in);
+  put(p.kernel, w.kernel);
+  put(p.stride, w.stride);
+  put(p.pad_begin, w.pad_begin);
+  put(p.pad_end, w.pad_end);
+  put(p.dilation, w.dilation);
+}
 
 }  // namespace pg

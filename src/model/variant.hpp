@@ -63,6 +63,25 @@ struct Variant {
   void launch(Backend& b, const Problem& p, const BwdBuffers& buf) const;
 };
 
+// The checks every variant record, pooling or conv, makes before its own condition (GPU only, not
+// built for this backend, outside its domain), and its launch, which runs nothing it refuses.
+template <class V, class P>
+Support checked_support(const V& v, const P& p, BackendKind backend) {
+  if (backend == BackendKind::cpu && v.gpu_only)
+    return Support::no("GPU only: no CPU launch (it needs block cooperation, or it calls a GPU library)");
+  if (backend == BackendKind::gpu && !v.launch_gpu) return Support::no("not built for the GPU");
+  const Domain::Verdict in = v.domain.admits(p);
+  if (!in.ok) return Support::no(in.why);
+  return v.supports_problem(p);
+}
+
+template <class V, class P, class Buffers>
+void checked_launch(const V& v, Backend& b, const P& p, const Buffers& buf, const std::string& problem_text) {
+  const Support s = v.supports(p, b.kind());
+  if (!s.ok) throw Error("variant " + v.name + " does not support " + problem_text + " on " + b.name() + ": " + s.why);
+  (b.kind() == BackendKind::cpu ? v.launch_cpu : v.launch_gpu)(b, p, buf);
+}
+
 // poolgrad's own kernels: neither a plugin's nor a vendor library's.
 inline bool is_own(const Variant& v) { return v.plugin.empty() && !v.vendor; }
 
