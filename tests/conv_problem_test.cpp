@@ -158,17 +158,17 @@ TEST(ConvProblem, ParsingIsStrict) {
   EXPECT_EQ(error_of("op=conv4d"), "problem: op must be conv1d, conv2d or conv3d, got 'conv4d'");
   EXPECT_EQ(error_of("op=conv2d q=1"), "problem: unknown key 'q'");
   EXPECT_EQ(error_of("op=conv2d n=1 n=2"), "problem: key 'n' is given twice");
-  EXPECT_EQ(error_of("op=conv2d n=2x"), "problem: n='2x' is not an integer");
-  EXPECT_EQ(error_of("op=conv2d c="), "problem: c='' is not an integer");
-  EXPECT_EQ(error_of("op=conv2d k=99999999999999999999"), "problem: k='99999999999999999999' is not an integer");
-  EXPECT_EQ(error_of("op=conv2d in=3x"), "problem: in='3x' is not a list of integers like 3x3");
-  EXPECT_EQ(error_of("op=conv2d ks=3"), "problem: ks='3' has 1 values for a 2D problem");
+  EXPECT_EQ(error_of("op=conv2d n=2x"), "problem: n = '2x' is not a decimal integer (digits with an optional leading '-', no '+', spaces or hex)");
+  EXPECT_EQ(error_of("op=conv2d c="), "problem: c = '' is empty");
+  EXPECT_EQ(error_of("op=conv2d k=99999999999999999999"), "problem: k = '99999999999999999999' is out of range for a 64-bit integer");
+  EXPECT_EQ(error_of("op=conv2d in=3x"), "problem: in = '3x': element 2 ('') is empty (a list of integers like 3x3)");
+  EXPECT_EQ(error_of("op=conv2d ks=3"), "problem: ks = '3' has 1 values for a 2D problem");
   EXPECT_EQ(error_of("op=conv2d s=1x1 junk"), "problem: token 'junk' is not key=value");
   EXPECT_EQ(error_of("op=conv2d =3"), "problem: token '=3' is not key=value");
   EXPECT_EQ(error_of("op=conv2d pad=same pb=1x1"), "problem: pad= and pb=/pe= exclude each other");
-  EXPECT_EQ(error_of("op=conv2d pad=full"), "problem: pad='full' is not one of same valid");
-  EXPECT_EQ(error_of("op=conv2d layout=nchw"), "problem: layout='nchw' is not one of ncdhw ndhwc");
-  EXPECT_EQ(error_of("op=conv2d dtype=f8"), "problem: dtype='f8' is not one of bf16 f16 f32 f64");
+  EXPECT_EQ(error_of("op=conv2d pad=full"), "problem: pad = 'full' is not one of same, valid");
+  EXPECT_EQ(error_of("op=conv2d layout=nchw"), "problem: layout = 'nchw' is not one of ncdhw, ndhwc");
+  EXPECT_EQ(error_of("op=conv2d dtype=f8"), "problem: dtype = 'f8' is not one of bf16, f16, f32, f64");
 }
 
 }  // namespace

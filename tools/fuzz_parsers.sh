@@ -12,9 +12,9 @@ out=build-fuzz
 flags=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I. -Wno-unknown-pragmas)
 declare -A sources=(
   [npy]="fuzz/parsers/npy_fuzz.cpp src/harness/npy.cpp src/harness/output_file.cpp"
-  [problem]="fuzz/parsers/problem_fuzz.cpp src/model/problem.cpp src/model/parse_number.cpp reference/pool_reference.cpp"
-  [cli]="fuzz/parsers/cli_fuzz.cpp src/cli/pool_options.cpp src/cli/parse_options.cpp src/harness/pool_plan.cpp src/harness/axis_options.cpp src/model/profile.cpp src/harness/npy.cpp src/harness/output_file.cpp src/model/problem.cpp src/model/parse_number.cpp src/harness/conv_plan.cpp src/model/conv_problem.cpp"
-  [conv_cli]="fuzz/parsers/conv_cli_fuzz.cpp src/cli/pool_options.cpp src/cli/parse_options.cpp src/harness/pool_plan.cpp src/harness/axis_options.cpp src/model/profile.cpp src/harness/npy.cpp src/harness/output_file.cpp src/model/problem.cpp src/model/parse_number.cpp src/harness/conv_plan.cpp src/model/conv_problem.cpp"
+  [problem]="fuzz/parsers/problem_fuzz.cpp src/model/problem.cpp src/model/parse_number.cpp src/model/problem_text.cpp reference/pool_reference.cpp"
+  [cli]="fuzz/parsers/cli_fuzz.cpp src/cli/pool_options.cpp src/cli/parse_options.cpp src/harness/pool_plan.cpp src/harness/axis_options.cpp src/model/profile.cpp src/harness/npy.cpp src/harness/output_file.cpp src/model/problem.cpp src/model/parse_number.cpp src/model/problem_text.cpp src/harness/conv_plan.cpp src/model/conv_problem.cpp"
+  [conv_cli]="fuzz/parsers/conv_cli_fuzz.cpp src/cli/pool_options.cpp src/cli/parse_options.cpp src/harness/pool_plan.cpp src/harness/axis_options.cpp src/model/profile.cpp src/harness/npy.cpp src/harness/output_file.cpp src/model/problem.cpp src/model/parse_number.cpp src/model/problem_text.cpp src/harness/conv_plan.cpp src/model/conv_problem.cpp"
 )
 case "${1:-}" in
   build)

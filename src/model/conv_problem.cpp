@@ -1,5 +1,7 @@
 #include "src/model/conv_problem.hpp"
 
+#include "src/model/problem_text.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <initializer_list>
@@ -48,35 +50,22 @@ void conv_finalize(ConvProblem& p) {
 
 namespace {
 
-// Axis names as the user sees them: a 2D problem's axes are H and W, a 1D problem's is W.
-const char* axis_name(int a) {
-  static const char* names[] = {"D", "H", "W"};
-  return names[a];
-}
-
-// "stride H = 0 must be >= 1": the parameter, the axis, the value, the rule.
-std::string bad(const char* param, int a, int64_t value, const std::string& rule) {
-  std::ostringstream e;
-  e << param << " " << axis_name(a) << " = " << value << " " << rule;
-  return e.str();
-}
-
 std::string validate_axis(const ConvProblem& p, int a) {
-  if (p.in[a] < 1) return bad("input size", a, p.in[a], "must be >= 1");
-  if (p.kernel[a] < 1) return bad("kernel_size", a, p.kernel[a], "must be >= 1");
-  if (p.stride[a] < 1) return bad("stride", a, p.stride[a], "must be >= 1");
-  if (p.dilation[a] < 1) return bad("dilation", a, p.dilation[a], "must be >= 1");
+  if (p.in[a] < 1) return bad_axis("input size", a, p.in[a], "must be >= 1");
+  if (p.kernel[a] < 1) return bad_axis("kernel_size", a, p.kernel[a], "must be >= 1");
+  if (p.stride[a] < 1) return bad_axis("stride", a, p.stride[a], "must be >= 1");
+  if (p.dilation[a] < 1) return bad_axis("dilation", a, p.dilation[a], "must be >= 1");
   if (p.pad_mode == ConvPadMode::same && p.stride[a] != 1)
-    return bad("stride", a, p.stride[a],
+    return bad_axis("stride", a, p.stride[a],
                "must be 1 with padding='same' (padding='same' is not supported for strided convolutions)");
-  if (p.pad_begin[a] < 0) return bad("padding begin", a, p.pad_begin[a], "must be non-negative");
-  if (p.pad_end[a] < 0) return bad("padding end", a, p.pad_end[a], "must be non-negative");
+  if (p.pad_begin[a] < 0) return bad_axis("padding begin", a, p.pad_begin[a], "must be non-negative");
+  if (p.pad_end[a] < 0) return bad_axis("padding end", a, p.pad_end[a], "must be non-negative");
   int64_t span, padded;
   if (__builtin_mul_overflow(p.dilation[a], p.kernel[a] - 1, &span))
-    return bad("dilation", a, p.dilation[a], "x (kernel_size - 1) overflows int64");
+    return bad_axis("dilation", a, p.dilation[a], "x (kernel_size - 1) overflows int64");
   if (__builtin_add_overflow(p.in[a], p.pad_begin[a], &padded) ||
       __builtin_add_overflow(padded, p.pad_end[a], &padded))
-    return bad("padding begin+end", a, p.pad_begin[a], "+ input size overflows int64");
+    return bad_axis("padding begin+end", a, p.pad_begin[a], "+ input size overflows int64");
   if (span >= padded) {
     std::ostringstream e;
     e << "kernel_size " << axis_name(a) << " = " << p.kernel[a] << " with dilation " << p.dilation[a]
@@ -87,7 +76,7 @@ std::string validate_axis(const ConvProblem& p, int a) {
   const int64_t expect =
       conv_out_length(p.in[a], p.kernel[a], p.stride[a], p.dilation[a], p.pad_begin[a], p.pad_end[a]);
   if (p.out[a] != expect)
-    return bad("output size", a, p.out[a],
+    return bad_axis("output size", a, p.out[a],
                "does not match the parameters, which give " + std::to_string(expect) + " (call conv_finalize)");
   return "";
 }
@@ -177,68 +166,9 @@ std::string conv_to_string(const ConvProblem& p) {
   return o.str();
 }
 
-namespace {
-
-// The whole of `text` as a decimal int64 (optional '-'), nothing before or after.
-bool parse_int(const std::string& text, int64_t* out) {
-  const char* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, *out);
-  return ec == std::errc() && ptr == end && !text.empty();
-}
-
-bool parse_axes(const std::string& key, const std::string& v, int dims, int64_t* out, std::string* error) {
-  std::vector<int64_t> vals;
-  size_t start = 0;
-  while (true) {
-    const size_t x = v.find('x', start);
-    int64_t value;
-    if (!parse_int(v.substr(start, x == std::string::npos ? std::string::npos : x - start), &value)) {
-      *error = "problem: " + key + "='" + v + "' is not a list of integers like 3x3";
-      return false;
-    }
-    vals.push_back(value);
-    if (x == std::string::npos) break;
-    start = x + 1;
-  }
-  if (static_cast<int>(vals.size()) != dims) {
-    *error = "problem: " + key + "='" + v + "' has " + std::to_string(vals.size()) + " values for a " +
-             std::to_string(dims) + "D problem";
-    return false;
-  }
-  for (int i = 0; i < dims; ++i) out[kAxes - dims + i] = vals[i];
-  return true;
-}
-
-template <class E>
-bool parse_name(const std::string& key, const std::string& v, const std::map<std::string, E>& names, E* out,
-                std::string* error) {
-  const auto it = names.find(v);
-  if (it == names.end()) {
-    *error = "problem: " + key + "='" + v + "' is not one of";
-    for (const auto& [name, value] : names) *error += " " + name;
-    return false;
-  }
-  *out = it->second;
-  return true;
-}
-
-}  // namespace
-
 bool parse_conv_problem(const std::string& text, ConvProblem* result, std::string* error) {
   std::map<std::string, std::string> kv;
-  std::istringstream ss(text);
-  std::string tok;
-  while (ss >> tok) {
-    const size_t eq = tok.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      *error = "problem: token '" + tok + "' is not key=value";
-      return false;
-    }
-    if (!kv.emplace(tok.substr(0, eq), tok.substr(eq + 1)).second) {
-      *error = "problem: key '" + tok.substr(0, eq) + "' is given twice";
-      return false;
-    }
-  }
+  if (!split_key_values(text, &kv, error)) return false;
   ConvProblem p;
   const std::string op = kv.count("op") ? kv["op"] : "";
   if (op != "conv1d" && op != "conv2d" && op != "conv3d") {
@@ -250,44 +180,18 @@ bool parse_conv_problem(const std::string& text, ConvProblem* result, std::strin
     *error = "problem: pad= and pb=/pe= exclude each other";
     return false;
   }
-  for (const auto& entry : kv) {
-    // Named, not a structured binding: clang before 16 cannot capture those in the lambda below
-    // (tools/fuzz_parsers.sh builds this file with Debian's clang 14).
-    const std::string& key = entry.first;
-    const std::string& value = entry.second;
-    bool ok = true;
-    auto number = [&](int64_t* out) {
-      if (parse_int(value, out)) return true;
-      *error = "problem: " + key + "='" + value + "' is not an integer";
-      return false;
-    };
-    if (key == "op") continue;
-    else if (key == "n") ok = number(&p.n);
-    else if (key == "c") ok = number(&p.c);
-    else if (key == "k") ok = number(&p.k);
-    else if (key == "g") ok = number(&p.groups);
-    else if (key == "in") ok = parse_axes(key, value, p.dims, p.in, error);
-    else if (key == "ks") ok = parse_axes(key, value, p.dims, p.kernel, error);
-    else if (key == "s") ok = parse_axes(key, value, p.dims, p.stride, error);
-    else if (key == "d") ok = parse_axes(key, value, p.dims, p.dilation, error);
-    else if (key == "pb") ok = parse_axes(key, value, p.dims, p.pad_begin, error);
-    else if (key == "pe") ok = parse_axes(key, value, p.dims, p.pad_end, error);
+  const bool parsed = parse_keys(kv, "ks", p, error, [&](const std::string& key, const std::string& value, bool* ok) {
+    if (key == "n") *ok = parse_integer(value, &p.n, error, key);
+    else if (key == "c") *ok = parse_integer(value, &p.c, error, key);
+    else if (key == "k") *ok = parse_integer(value, &p.k, error, key);
+    else if (key == "g") *ok = parse_integer(value, &p.groups, error, key);
     else if (key == "pad")
-      ok = parse_name<ConvPadMode>(key, value, {{"same", ConvPadMode::same}, {"valid", ConvPadMode::valid}},
-                                   &p.pad_mode, error);
-    else if (key == "layout")
-      ok = parse_name<Layout>(key, value, {{"ncdhw", Layout::channels_first}, {"ndhwc", Layout::channels_last}},
-                              &p.layout, error);
-    else if (key == "dtype")
-      ok = parse_name<DType>(key, value,
-                             {{"f16", DType::f16}, {"bf16", DType::bf16}, {"f32", DType::f32}, {"f64", DType::f64}},
-                             &p.dtype, error);
-    else {
-      *error = "problem: unknown key '" + key + "'";
-      return false;
-    }
-    if (!ok) return false;
-  }
+      *ok = parse_enum<ConvPadMode>(value, {{"same", ConvPadMode::same}, {"valid", ConvPadMode::valid}}, &p.pad_mode,
+                                    error, key);
+    else return false;
+    return true;
+  });
+  if (!parsed) return false;
   conv_finalize(p);
   *result = p;
   return true;

@@ -1,6 +1,7 @@
 #include "src/model/problem.hpp"
 
 #include "src/model/parse_number.hpp"
+#include "src/model/problem_text.hpp"
 
 #include <limits>
 #include <optional>
@@ -68,42 +69,29 @@ void finalize(Problem& p) {
 
 namespace {
 
-// Axis names as the user sees them: a 2D problem's axes are H and W, a 1D problem's is W.
-const char* axis_name(int a) {
-  static const char* names[] = {"D", "H", "W"};
-  return names[a];
-}
-
 bool mul_overflows(int64_t a, int64_t b, int64_t* out) { return __builtin_mul_overflow(a, b, out); }
 
-// "kernel_size H = 0 must be >= 1": the parameter, the axis, the value, the rule.
-std::string bad(const char* param, int a, int64_t value, const std::string& rule) {
-  std::ostringstream e;
-  e << param << " " << axis_name(a) << " = " << value << " " << rule;
-  return e.str();
-}
-
 std::string validate_axis(const Problem& p, int a) {
-  if (p.in[a] < 1) return bad("input size", a, p.in[a], "must be >= 1");
-  if (p.kernel[a] < 1) return bad("kernel_size", a, p.kernel[a], "must be >= 1");
-  if (p.stride[a] < 1) return bad("stride", a, p.stride[a], "must be >= 1 (stride should not be zero)");
-  if (p.dilation[a] < 1) return bad("dilation", a, p.dilation[a], "must be >= 1");
-  if (p.pad_begin[a] < 0) return bad("padding begin", a, p.pad_begin[a], "must be non-negative");
-  if (p.pad_end[a] < 0) return bad("padding end", a, p.pad_end[a], "must be non-negative");
+  if (p.in[a] < 1) return bad_axis("input size", a, p.in[a], "must be >= 1");
+  if (p.kernel[a] < 1) return bad_axis("kernel_size", a, p.kernel[a], "must be >= 1");
+  if (p.stride[a] < 1) return bad_axis("stride", a, p.stride[a], "must be >= 1 (stride should not be zero)");
+  if (p.dilation[a] < 1) return bad_axis("dilation", a, p.dilation[a], "must be >= 1");
+  if (p.pad_begin[a] < 0) return bad_axis("padding begin", a, p.pad_begin[a], "must be non-negative");
+  if (p.pad_end[a] < 0) return bad_axis("padding end", a, p.pad_end[a], "must be non-negative");
   int64_t span, padded;
   if (mul_overflows(p.dilation[a], p.kernel[a] - 1, &span))
-    return bad("dilation", a, p.dilation[a], "x (kernel_size - 1) overflows int64");
+    return bad_axis("dilation", a, p.dilation[a], "x (kernel_size - 1) overflows int64");
   if (__builtin_add_overflow(p.in[a], p.pad_begin[a], &padded) ||
       __builtin_add_overflow(padded, p.pad_end[a], &padded))
-    return bad("padding begin+end", a, p.pad_begin[a], "+ input size overflows int64");
+    return bad_axis("padding begin+end", a, p.pad_begin[a], "+ input size overflows int64");
   if (p.pad_limit == PadLimit::half_kernel) {
     const std::string rule = "must be at most half of kernel_size " + std::to_string(p.kernel[a]) +
                              " (pad should be smaller than or equal to half of kernel size)";
-    if (p.pad_begin[a] > p.kernel[a] / 2) return bad("padding begin", a, p.pad_begin[a], rule);
-    if (p.pad_end[a] > p.kernel[a] / 2) return bad("padding end", a, p.pad_end[a], rule);
+    if (p.pad_begin[a] > p.kernel[a] / 2) return bad_axis("padding begin", a, p.pad_begin[a], rule);
+    if (p.pad_end[a] > p.kernel[a] / 2) return bad_axis("padding end", a, p.pad_end[a], rule);
   }
   if (p.op == Op::avg && p.dims == 3 && p.avg3d_input_at_least_kernel && p.in[a] < p.kernel[a])
-    return bad("input size", a, p.in[a],
+    return bad_axis("input size", a, p.in[a],
                "is smaller than kernel_size " + std::to_string(p.kernel[a]) +
                    " (avg_pool3d: input image smaller than kernel size)");
   const int64_t expect = pooled_length(p.in[a], p.kernel[a], p.stride[a], p.dilation[a],
@@ -117,7 +105,7 @@ std::string validate_axis(const Problem& p, int a) {
     return e.str();
   }
   if (p.out[a] != expect)
-    return bad("output size", a, p.out[a],
+    return bad_axis("output size", a, p.out[a],
                "does not match the parameters, which give " + std::to_string(expect) + " (call finalize)");
   return "";
 }
@@ -205,77 +193,10 @@ std::string to_string(const Problem& p) {
   return o.str();
 }
 
-namespace {
-
-bool parse_axes(const std::string& v, int dims, int64_t* out, std::string* error,
-                const std::string& key) {
-  std::string why;
-  const std::optional<std::vector<int64_t>> vals = parse_int64_list(v, 'x', &why);
-  if (!vals) {
-    *error = "problem: " + key + " = '" + v + "': " + why + " (a list of integers like 3x3)";
-    return false;
-  }
-  if (static_cast<int>(vals->size()) != dims) {
-    *error = "problem: " + key + " = '" + v + "' has " + std::to_string(vals->size()) + " values for a " +
-             std::to_string(dims) + "D problem";
-    return false;
-  }
-  for (int i = 0; i < dims; ++i) out[kAxes - dims + i] = (*vals)[i];
-  return true;
-}
-
-bool parse_integer(const std::string& v, int64_t* out, std::string* error, const std::string& key) {
-  std::string why;
-  const std::optional<int64_t> value = parse_int64(v, &why);
-  if (!value) {
-    *error = "problem: " + key + " = '" + v + "' " + why;
-    return false;
-  }
-  *out = *value;
-  return true;
-}
-
-bool parse_flag(const std::string& v, bool* out, std::string* error, const std::string& key) {
-  if (v != "0" && v != "1") {
-    *error = "problem: " + key + " = '" + v + "' must be 0 or 1";
-    return false;
-  }
-  *out = v == "1";
-  return true;
-}
-
-template <class E>
-bool parse_enum(const std::string& v, const std::map<std::string, E>& names, E* out,
-                std::string* error, const std::string& key) {
-  auto it = names.find(v);
-  if (it == names.end()) {
-    std::string known;
-    for (const auto& [name, value] : names) known += (known.empty() ? "" : ", ") + name;
-    *error = "problem: " + key + " = '" + v + "' is not one of " + known;
-    return false;
-  }
-  *out = it->second;
-  return true;
-}
-
-}  // namespace
-
 bool parse_problem(const std::string& text, Problem* result, std::string* error) {
   Problem p;
   std::map<std::string, std::string> kv;
-  std::stringstream ss(text);
-  std::string tok;
-  while (ss >> tok) {
-    const auto eq = tok.find('=');
-    if (eq == std::string::npos) {
-      *error = "problem: token '" + tok + "' is not key=value";
-      return false;
-    }
-    if (!kv.emplace(tok.substr(0, eq), tok.substr(eq + 1)).second) {
-      *error = "problem: key '" + tok.substr(0, eq) + "' is given twice";
-      return false;
-    }
-  }
+  if (!split_key_values(text, &kv, error)) return false;
   const std::string op = kv.count("op") ? kv["op"] : "";
   if (op.size() != 5 || (op.rfind("max", 0) != 0 && op.rfind("avg", 0) != 0) || op[4] != 'd' ||
       op[3] < '1' || op[3] > '3') {
@@ -284,48 +205,35 @@ bool parse_problem(const std::string& text, Problem* result, std::string* error)
   }
   p.op = op[0] == 'm' ? Op::max : Op::avg;
   p.dims = op[3] - '0';
-  for (auto& [key, value] : kv) {
-    if (key == "op") continue;
-    bool ok = true;
-    if (key == "n") ok = parse_integer(value, &p.n, error, key);
-    else if (key == "c") ok = parse_integer(value, &p.c, error, key);
-    else if (key == "in") ok = parse_axes(value, p.dims, p.in, error, key);
-    else if (key == "k") ok = parse_axes(value, p.dims, p.kernel, error, key);
-    else if (key == "s") ok = parse_axes(value, p.dims, p.stride, error, key);
-    else if (key == "d") ok = parse_axes(value, p.dims, p.dilation, error, key);
-    else if (key == "pb") ok = parse_axes(value, p.dims, p.pad_begin, error, key);
-    else if (key == "pe") ok = parse_axes(value, p.dims, p.pad_end, error, key);
-    else if (key == "ceil") ok = parse_flag(value, &p.ceil_mode, error, key);
+  const bool parsed = parse_keys(kv, "k", p, error, [&](const std::string& key, const std::string& value, bool* ok) {
+    if (key == "n") *ok = parse_integer(value, &p.n, error, key);
+    else if (key == "c") *ok = parse_integer(value, &p.c, error, key);
+    else if (key == "ceil") *ok = parse_flag(value, &p.ceil_mode, error, key);
     else if (key == "override") {
       p.has_divisor_override = true;
-      ok = parse_integer(value, &p.divisor_override, error, key);
+      *ok = parse_integer(value, &p.divisor_override, error, key);
     } else if (key == "div")
-      ok = parse_enum<Divisor>(value, {{"include_pad", Divisor::include_pad}, {"full_kernel", Divisor::full_kernel}, {"exclude_pad", Divisor::exclude_pad}}, &p.divisor, error, key);
+      *ok = parse_enum<Divisor>(value, {{"include_pad", Divisor::include_pad}, {"full_kernel", Divisor::full_kernel}, {"exclude_pad", Divisor::exclude_pad}}, &p.divisor, error, key);
     else if (key == "tie")
-      ok = parse_enum<TieRule>(value, {{"first", TieRule::first}, {"last", TieRule::last}}, &p.tie, error, key);
+      *ok = parse_enum<TieRule>(value, {{"first", TieRule::first}, {"last", TieRule::last}}, &p.tie, error, key);
     else if (key == "nan")
-      ok = parse_enum<NanRule>(value, {{"propagate", NanRule::propagate}, {"ignore", NanRule::ignore}}, &p.nan, error, key);
+      *ok = parse_enum<NanRule>(value, {{"propagate", NanRule::propagate}, {"ignore", NanRule::ignore}}, &p.nan, error, key);
     else if (key == "idx") {
       const auto slash = value.find('/');
       if (slash == std::string::npos) {
         *error = "problem: idx = '" + value + "': expected FORMAT/TYPE like plane/i64";
-        return false;
+        *ok = false;
+        return true;
       }
-      ok = parse_enum<IndexFormat>(value.substr(0, slash), {{"plane", IndexFormat::plane}, {"global_row", IndexFormat::global_row}, {"global_col", IndexFormat::global_col}, {"window", IndexFormat::window}}, &p.index_format, error, key) &&
+      *ok = parse_enum<IndexFormat>(value.substr(0, slash), {{"plane", IndexFormat::plane}, {"global_row", IndexFormat::global_row}, {"global_col", IndexFormat::global_col}, {"window", IndexFormat::window}}, &p.index_format, error, key) &&
            parse_enum<IndexType>(value.substr(slash + 1), {{"i64", IndexType::i64}, {"i32", IndexType::i32}, {"u8", IndexType::u8}}, &p.index_type, error, key);
-    } else if (key == "layout")
-      ok = parse_enum<Layout>(value, {{"ncdhw", Layout::channels_first}, {"ndhwc", Layout::channels_last}}, &p.layout, error, key);
-    else if (key == "dtype")
-      ok = parse_enum<DType>(value, {{"f16", DType::f16}, {"bf16", DType::bf16}, {"f32", DType::f32}, {"f64", DType::f64}}, &p.dtype, error, key);
-    else if (key == "padlimit")
-      ok = parse_enum<PadLimit>(value, {{"half", PadLimit::half_kernel}, {"none", PadLimit::none}}, &p.pad_limit, error, key);
-    else if (key == "avg3dcheck") ok = parse_flag(value, &p.avg3d_input_at_least_kernel, error, key);
-    else {
-      *error = "problem: unknown key '" + key + "'";
-      return false;
-    }
-    if (!ok) return false;
-  }
+    } else if (key == "padlimit")
+      *ok = parse_enum<PadLimit>(value, {{"half", PadLimit::half_kernel}, {"none", PadLimit::none}}, &p.pad_limit, error, key);
+    else if (key == "avg3dcheck") *ok = parse_flag(value, &p.avg3d_input_at_least_kernel, error, key);
+    else return false;
+    return true;
+  });
+  if (!parsed) return false;
   finalize(p);
   *result = p;
   return true;
