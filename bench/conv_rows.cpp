@@ -11,13 +11,7 @@ ConvRow row(std::vector<int64_t> x, int64_t k, int64_t groups, int64_t kernel, i
   p.c = x[1];
   p.k = k;
   p.groups = groups;
-  for (int i = 0; i < p.dims; ++i) {
-    const int a = kAxes - p.dims + i;
-    p.in[a] = x[2 + i];
-    p.kernel[a] = kernel;
-    p.stride[a] = stride;
-    p.pad_begin[a] = p.pad_end[a] = pad;
-  }
+  set_window(p, uniform_window({x.begin() + 2, x.end()}, kernel, stride, pad));
   p.dtype = dtype;
   conv_finalize(p);
   std::string name = "conv" + std::to_string(p.dims) + "d_bwd_data (";

@@ -12,13 +12,7 @@ Row row(Op op, std::vector<int64_t> dims, int64_t k, int64_t stride, int64_t pad
   p.dims = static_cast<int>(dims.size()) - 2;
   p.n = dims[0];
   p.c = dims[1];
-  for (int i = 0; i < p.dims; ++i) {
-    const int a = kAxes - p.dims + i;
-    p.in[a] = dims[2 + i];
-    p.kernel[a] = k;
-    p.stride[a] = stride;
-    p.pad_begin[a] = p.pad_end[a] = pad;
-  }
+  set_window(p, uniform_window({dims.begin() + 2, dims.end()}, k, stride, pad));
   p.ceil_mode = ceil;
   p.layout = channels_last ? Layout::channels_last : Layout::channels_first;
   p.dtype = dtype;

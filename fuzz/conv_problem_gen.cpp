@@ -1,5 +1,7 @@
 #include "fuzz/conv_problem_gen.hpp"
 
+#include "fuzz/problem_gen.hpp"  // pick, kFullSize
+
 #include <algorithm>
 #include <ostream>
 #include <vector>
@@ -10,14 +12,6 @@ void showValue(const ConvProblem& p, std::ostream& os) { os << conv_to_string(p)
 
 namespace fuzz {
 namespace {
-
-constexpr int kFullSize = 100;  // RapidCheck's default maximum size
-
-template <class T>
-T pick(const std::vector<T>& from) {
-  RC_ASSERT(!from.empty());
-  return *rc::gen::elementOf(from);
-}
 
 // One axis: kernel 1-4, dilation up to 3, stride up to 4 (beyond the dilated kernel when `gap`),
 // pads symmetric up to half the kernel or asymmetric up to the dilated kernel on either side.

@@ -187,12 +187,7 @@ std::vector<std::string> conv_variant_names() {
 }
 
 INSTANTIATE_TEST_SUITE_P(All, ConvProperty, ::testing::ValuesIn(conv_variant_names()),
-                         [](const ::testing::TestParamInfo<std::string>& info) {
-                           std::string s = info.param;
-                           for (char& ch : s)
-                             if (ch == '.' || ch == '-') ch = '_';
-                           return s;
-                         });
+                         test::variant_param_name);
 
 }  // namespace
 }  // namespace pg

@@ -14,14 +14,6 @@ void showValue(const DataSpec& d, std::ostream& os) { os << "data=" << data_kind
 namespace fuzz {
 namespace {
 
-constexpr int kFullSize = 100;  // RapidCheck's default maximum size
-
-template <class T>
-T pick(const std::vector<T>& from) {
-  RC_ASSERT(!from.empty());
-  return *rc::gen::elementOf(from);
-}
-
 // A length of at least `min_len`, at most `reach` past it, a multiple of `unit`.
 int64_t length(int64_t min_len, int64_t reach, int64_t unit) {
   const int64_t lo = (min_len + unit - 1) / unit, hi = std::max(lo, (min_len + reach) / unit);

@@ -10,6 +10,7 @@
 #include <rapidcheck.h>
 
 #include <iosfwd>
+#include <vector>
 
 #include "src/harness/datagen.hpp"
 #include "src/model/domain.hpp"
@@ -23,6 +24,15 @@ void showValue(const Problem& p, std::ostream& os);
 void showValue(const DataSpec& d, std::ostream& os);
 
 namespace fuzz {
+
+inline constexpr int kFullSize = 100;  // RapidCheck's default maximum size
+
+// One element of a non-empty list, drawn (inside a generator or a property).
+template <class T>
+T pick(const std::vector<T>& from) {
+  RC_ASSERT(!from.empty());
+  return *rc::gen::elementOf(from);
+}
 
 rc::Gen<Problem> problem(Op op, const Domain& domain);
 // Foreign indices only for variants that read stored indices: the others recompute the argmax.

@@ -53,12 +53,7 @@ std::vector<std::string> variant_names() {
 }
 
 INSTANTIATE_TEST_SUITE_P(All, VariantProperty, ::testing::ValuesIn(variant_names()),
-                         [](const ::testing::TestParamInfo<std::string>& info) {
-                           std::string s = info.param;
-                           for (char& ch : s)
-                             if (ch == '.' || ch == '-') ch = '_';
-                           return s;
-                         });
+                         test::variant_param_name);
 
 }  // namespace
 }  // namespace pg

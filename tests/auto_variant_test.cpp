@@ -87,14 +87,18 @@ SelectionTable atomic_fastest_table(const Problem& measured) {
                                "Test CPU (cpu)", {"test"}, false);
 }
 
+// auto picked `variant`, and the layer that decided names `layer`.
+void expect_choice(const AutoChoice& c, const std::string& variant, const std::string& layer) {
+  ASSERT_NE(c.variant, nullptr);
+  EXPECT_EQ(c.variant->name, variant);
+  EXPECT_NE(c.layer.find(layer), std::string::npos) << c.layer;
+}
+
 TEST_F(AutoVariant, AnExactMeasuredProblemMayPickAnAtomicVariant) {
   const Problem measured = pool2d(Op::avg, 2, 8, 32, 3, 1, 1);
   AutoTables t;
   t.files.push_back(atomic_fastest_table(measured));
-  const AutoChoice c = choose_auto_variant(t, measured, BackendKind::cpu, kDevice);
-  ASSERT_NE(c.variant, nullptr);
-  EXPECT_EQ(c.variant->name, "avg.scatter.atomic");
-  EXPECT_NE(c.layer.find("exact problem"), std::string::npos);
+  expect_choice(choose_auto_variant(t, measured, BackendKind::cpu, kDevice), "avg.scatter.atomic", "exact problem");
 }
 
 TEST_F(AutoVariant, AClassOfAnUnmeasuredProblemDefaultsToADeterministicVariant) {
@@ -102,10 +106,7 @@ TEST_F(AutoVariant, AClassOfAnUnmeasuredProblemDefaultsToADeterministicVariant) 
   ASSERT_EQ(problem_class(measured), problem_class(unmeasured));
   AutoTables t;
   t.files.push_back(atomic_fastest_table(measured));
-  const AutoChoice c = choose_auto_variant(t, unmeasured, BackendKind::cpu, kDevice);
-  ASSERT_NE(c.variant, nullptr);
-  EXPECT_EQ(c.variant->name, "avg.gather");
-  EXPECT_NE(c.layer.find("class"), std::string::npos);
+  expect_choice(choose_auto_variant(t, unmeasured, BackendKind::cpu, kDevice), "avg.gather", "class");
 }
 
 TEST_F(AutoVariant, TheModelNeverDefaultsToAnAtomicVariant) {

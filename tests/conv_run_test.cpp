@@ -122,21 +122,13 @@ TEST(ConvRun, EachBadParameterIsNamed) {
 
 TEST(ConvRun, TensorsMustMatchThePlan) {
   const ConvPlan plan = plan_conv(args("conv1d"), {1, 2, 5}, "--input-size", npy_header(NpyType::f32, {3, 2, 2}));
-  auto message = [](auto f) {
-    try {
-      f();
-    } catch (const InvalidInput& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
-  EXPECT_EQ(message([&] { check_conv_input(plan, npy_header(NpyType::f64, {1, 2, 5})); }),
+  EXPECT_EQ(refusal_of([&] { check_conv_input(plan, npy_header(NpyType::f64, {1, 2, 5})); }),
             "--input dtype float64 does not match --weight dtype float32");
-  EXPECT_EQ(message([&] { check_conv_grad_output(plan, npy_header(NpyType::f32, {1, 3, 5})); }),
+  EXPECT_EQ(refusal_of([&] { check_conv_grad_output(plan, npy_header(NpyType::f32, {1, 3, 5})); }),
             "--grad-output shape (1, 3, 5) does not match the output shape (1, 3, 4)");
-  EXPECT_EQ(message([&] { check_conv_grad_output(plan, npy_header(NpyType::bf16, {1, 3, 4})); }),
+  EXPECT_EQ(refusal_of([&] { check_conv_grad_output(plan, npy_header(NpyType::bf16, {1, 3, 4})); }),
             "--grad-output dtype bfloat16 does not match --weight dtype float32");
-  EXPECT_EQ(message([&] { check_conv_grad_output(plan, npy_header(NpyType::f32, {1, 3, 4})); }), "");
+  EXPECT_EQ(refusal_of([&] { check_conv_grad_output(plan, npy_header(NpyType::f32, {1, 3, 4})); }), "");
 }
 
 // f16 and bf16 go through the oracle in double and come back rounded to nearest-even: with
@@ -156,14 +148,6 @@ TEST(ConvRun, HalfPrecisionDtypes) {
 // verified against the oracle: the same dx as the oracle's on exact data; an unknown or
 // unsupported variant and an absent backend are refused by name.
 TEST(ConvRun, VariantsOnABackend) {
-  auto message = [](auto f) {
-    try {
-      f();
-    } catch (const std::exception& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
   ConvArgs a = args("conv2d");
   a.stride = {2};
   a.padding = {1};
@@ -178,11 +162,11 @@ TEST(ConvRun, VariantsOnABackend) {
     EXPECT_EQ(npy_values(conv_backward_npy(plan, wa, dya, v.name, "cpu")), oracle) << v.name;
   }
   EXPECT_EQ(npy_values(conv_backward_npy(plan, wa, dya, "auto", "cpu")), oracle);
-  EXPECT_EQ(message([&] { conv_backward_npy(plan, wa, dya, "no.such", "cpu"); }),
+  EXPECT_EQ(refusal_of([&] { conv_backward_npy(plan, wa, dya, "no.such", "cpu"); }),
             "--variant = no.such is not a registered conv variant (see poolgrad variants)");
-  EXPECT_EQ(message([&] { conv_backward_npy(plan, wa, dya, "oracle", "gpu0"); }),
+  EXPECT_EQ(refusal_of([&] { conv_backward_npy(plan, wa, dya, "oracle", "gpu0"); }),
             "--backend gpu0 runs a --variant; the oracle runs on the host");
-  EXPECT_EQ(message([&] { conv_backward_npy(plan, wa, dya, "conv.gather", "tpu"); }), "--backend 'tpu' must be cpu or gpuN");
+  EXPECT_EQ(refusal_of([&] { conv_backward_npy(plan, wa, dya, "conv.gather", "tpu"); }), "--backend 'tpu' must be cpu or gpuN");
 }
 
 }  // namespace

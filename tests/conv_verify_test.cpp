@@ -22,11 +22,7 @@ ConvProblem problem() {
   p.c = 4;
   p.k = 6;
   p.groups = 2;
-  p.in[1] = 7;
-  p.in[2] = 6;
-  p.kernel[1] = p.kernel[2] = 3;
-  p.stride[1] = p.stride[2] = 2;
-  p.pad_begin[1] = p.pad_begin[2] = p.pad_end[1] = p.pad_end[2] = 1;
+  set_window(p, {.in = {7, 6}, .kernel = {3, 3}, .stride = {2, 2}, .pad_begin = {1, 1}, .pad_end = {1, 1}});
   conv_finalize(p);
   return p;
 }

@@ -12,6 +12,7 @@
 
 #include "kernels/common/numeric.hpp"
 #include "src/harness/npy.hpp"
+#include "src/model/invalid_input.hpp"
 
 namespace pg {
 
@@ -67,6 +68,17 @@ inline NpyArray golden_tensor(const nlohmann::json& t) {
   a.data = base64_decode(t["data"]);
   EXPECT_EQ(a.data.size(), static_cast<size_t>(a.header.elements() * npy_type_size(a.header.type)));
   return a;
+}
+
+// The one-line refusal f throws (InvalidInput), or "" when it throws none.
+template <class F>
+std::string refusal_of(F f) {
+  try {
+    f();
+  } catch (const InvalidInput& e) {
+    return e.what();
+  }
+  return "";
 }
 
 }  // namespace pg

@@ -133,21 +133,13 @@ TEST(Validation, EachBadParameterIsNamed) {
 TEST(Validation, TensorsMustMatchTheProblem) {
   const PoolPlan plan = plan_pool(args("max_pool2d", {2}), npy_header(NpyType::f32, {1, 2, 4, 4}));
   EXPECT_EQ(plan.output_shape, (std::vector<int64_t>{1, 2, 2, 2}));
-  auto message = [](auto f) {
-    try {
-      f();
-    } catch (const InvalidInput& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
-  EXPECT_EQ(message([&] { check_grad_output(plan, npy_header(NpyType::f64, {1, 2, 2, 2})); }),
+  EXPECT_EQ(refusal_of([&] { check_grad_output(plan, npy_header(NpyType::f64, {1, 2, 2, 2})); }),
             "--grad-output dtype float64 does not match --input dtype float32");
-  EXPECT_EQ(message([&] { check_grad_output(plan, npy_header(NpyType::f32, {1, 2, 2, 3})); }),
+  EXPECT_EQ(refusal_of([&] { check_grad_output(plan, npy_header(NpyType::f32, {1, 2, 2, 3})); }),
             "--grad-output shape (1, 2, 2, 3) does not match the output shape (1, 2, 2, 2)");
-  EXPECT_EQ(message([&] { check_indices(plan, npy_header(NpyType::i32, {1, 2, 2, 2})); }),
+  EXPECT_EQ(refusal_of([&] { check_indices(plan, npy_header(NpyType::i32, {1, 2, 2, 2})); }),
             "--indices dtype int32 does not match the index type int64 of format plane");
-  EXPECT_EQ(message([&] { check_indices(plan, npy_header(NpyType::i64, {2, 2, 2})); }),
+  EXPECT_EQ(refusal_of([&] { check_indices(plan, npy_header(NpyType::i64, {2, 2, 2})); }),
             "--indices shape (2, 2, 2) does not match the output shape (1, 2, 2, 2)");
 
   // A stored index outside its window is refused and names the output position.
@@ -156,7 +148,7 @@ TEST(Validation, TensorsMustMatchTheProblem) {
   NpyArray idx = pool_forward(plan, x).indices;
   const int64_t outside = 15;  // (3, 3): a tap of window (1, 1) only
   std::memcpy(&idx.data[8 * 1], &outside, 8);
-  EXPECT_EQ(message([&] { pool_backward(plan, "oracle", x, dy, &idx); }),
+  EXPECT_EQ(refusal_of([&] { pool_backward(plan, "oracle", x, dy, &idx); }),
             "--indices: index 15 at output (n=0, c=0, pos=0,0,1) is not a tap of its window inside the input");
 }
 

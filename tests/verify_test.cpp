@@ -24,6 +24,12 @@
 namespace pg {
 namespace {
 
+// A failed case whose report says `says`.
+void expect_failure(const Outcome& o, const std::string& says) {
+  ASSERT_EQ(o.status, Status::fail) << o.message;
+  EXPECT_NE(o.message.find(says), std::string::npos) << o.message;
+}
+
 namespace fs = std::filesystem;
 
 Variant fake(const std::string& name, LaunchFn body) {
@@ -46,11 +52,7 @@ Problem avg_problem(DType t) {
   p.dims = 2;
   p.n = 2;
   p.c = 3;
-  p.in[1] = 9;
-  p.in[2] = 11;
-  p.kernel[1] = p.kernel[2] = 3;
-  p.stride[1] = p.stride[2] = 2;
-  p.pad_begin[1] = p.pad_begin[2] = p.pad_end[1] = p.pad_end[2] = 1;
+  set_window(p, {.in = {9, 11}, .kernel = {3, 3}, .stride = {2, 2}, .pad_begin = {1, 1}, .pad_end = {1, 1}});
   p.dtype = t;
   finalize(p);
   return p;
@@ -134,9 +136,7 @@ TEST_F(Harness, Write20KBBeyondDxIsAFailure) {
     static_cast<unsigned char*>(b.dx)[dx_bytes(p) + 20 * 1024] = 1;
   });
   const Outcome o = verify(v, avg_problem(DType::bf16));
-  ASSERT_EQ(o.status, Status::fail);
-  EXPECT_NE(o.message.find("write past the end of dx (sentinel band changed at byte 21668 of a 1188-byte buffer)"),
-            std::string::npos) << o.message;
+  expect_failure(o, "write past the end of dx (sentinel band changed at byte 21668 of a 1188-byte buffer)");
 }
 
 TEST_F(Harness, Write20KBBeforeDxIsAFailure) {
@@ -145,9 +145,7 @@ TEST_F(Harness, Write20KBBeforeDxIsAFailure) {
     *(static_cast<unsigned char*>(b.dx) - 20 * 1024) = 1;
   });
   const Outcome o = verify(v, avg_problem(DType::f64));
-  ASSERT_EQ(o.status, Status::fail);
-  EXPECT_NE(o.message.find("write before the start of dx (sentinel band changed at byte -20480)"),
-            std::string::npos) << o.message;
+  expect_failure(o, "write before the start of dx (sentinel band changed at byte -20480)");
 }
 
 TEST_F(Harness, UnwrittenElementIsReported) {
@@ -157,8 +155,7 @@ TEST_F(Harness, UnwrittenElementIsReported) {
       if (i != 5) store_from_double(p.dtype, b.dx, static_cast<int64_t>(i), dx[i]);
   });
   const Outcome o = verify(v, avg_problem(DType::f16));
-  ASSERT_EQ(o.status, Status::fail);
-  EXPECT_NE(o.message.find("1 of 594 dx elements wrong"), std::string::npos) << o.message;
+  expect_failure(o, "1 of 594 dx elements wrong");
   EXPECT_NE(o.message.find("(offset 5)"), std::string::npos) << o.message;
   EXPECT_NE(o.message.find("never written (still poisoned)"), std::string::npos) << o.message;
 }
@@ -174,8 +171,7 @@ TEST_F(Harness, TruncatingBf16IsCaughtOnRealData) {
     }
   });
   const Outcome o = verify(v, avg_problem(DType::bf16), DataKind::real);
-  ASSERT_EQ(o.status, Status::fail);
-  EXPECT_NE(o.message.find("(the f32 sum's bound) rounded to bf16"), std::string::npos) << o.message;
+  expect_failure(o, "(the f32 sum's bound) rounded to bf16");
 }
 
 TEST_F(Harness, FailureFileHoldsTheReplayLine) {
@@ -351,8 +347,7 @@ TEST_F(Harness, SlicedCompareReportsTheFirstMismatchesInOrder) {
     for (int64_t i : wrong) store_from_double(p.dtype, b.dx, i, 1000.0);
   });
   const Outcome o = verify(v, long_plane());
-  ASSERT_EQ(o.status, Status::fail);
-  EXPECT_NE(o.message.find("4 of 8388608 dx elements wrong"), std::string::npos) << o.message;
+  expect_failure(o, "4 of 8388608 dx elements wrong");
   size_t last = 0;
   for (int64_t i : wrong) {
     const size_t at = o.message.find("(offset " + std::to_string(i) + ")");

@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD_DIR:-build}
 [ -x "$build/src/poolgrad" ] || { echo "stage_gpu: build $build first" >&2; exit 2; }
-if ! ar t "$build/src/libpoolgrad_core.a" | grep -q "gpu_backend.cu"; then
+if ! ar t "$build/src/harness/libpoolgrad_harness.a" | grep -q "gpu_backend.cu"; then
   echo "stage_gpu: $build has no GPU backend (configure with nvcc on PATH or -Dgpu=cuda)" >&2
   exit 2
 fi

@@ -33,7 +33,7 @@ template <ArgmaxFrom S>
 struct MaxDirect : MaxVariant<MaxDirect<S>> {
   static constexpr PoolTraits traits{.name = S == ArgmaxFrom::stored ? "max.direct.stored" : "max.direct.recompute",
                                      .op = Op::max,
-                                     .inputs = MaxReads<S, float, int32_t>::inputs,
+                                     .inputs = kArgmaxInputs<S>,
                                      .deterministic = true};
   // Disjoint windows, anything else; a work item is one output cell, so sizes need no reach
   // beyond the default.
@@ -47,7 +47,7 @@ struct MaxDirect : MaxVariant<MaxDirect<S>> {
   static void launch_with(const Exec& ex, const Problem& p, const BwdBuffers& b, IndexWidth width) {
     // Overlapping windows would write a dx element from two cells.
     require_supported<MaxDirect>(p);
-    dispatch_max(p, width, {MaxReads<S, float, int32_t>::buffer(b), b.dy, b.dx},
+    dispatch_max(p, width, {argmax_buffer<S>(b), b.dy, b.dx},
                  [&]<class T, class Idx, int A0, int V>() {
       const MaxDirectItem<S, T, Idx, A0, V> item{make_max_geom<Idx>(p, V), MaxReads<S, T, Idx>::from(b),
                                                  static_cast<T*>(b.dx)};

@@ -14,16 +14,24 @@ namespace pg {
 
 enum class ArgmaxFrom { stored, recompute };
 
+// What a max variant of each source reads besides dy, and that buffer (dispatch_max checks its
+// alignment with the others').
+template <ArgmaxFrom S>
+inline constexpr Inputs kArgmaxInputs = S == ArgmaxFrom::stored ? Inputs::dy_and_indices : Inputs::dy_and_x;
+
+template <ArgmaxFrom S>
+const void* argmax_buffer(const BwdBuffers& b) {
+  return S == ArgmaxFrom::stored ? b.indices : b.x;
+}
+
 template <ArgmaxFrom S, class T, class Idx>
 struct MaxReads;
 
 template <class T, class Idx>
 struct MaxReads<ArgmaxFrom::stored, T, Idx> {
-  static constexpr Inputs inputs = Inputs::dy_and_indices;
   const T* dy;
   const void* indices;
 
-  static const void* buffer(const BwdBuffers& b) { return b.indices; }
   static MaxReads from(const BwdBuffers& b) { return {static_cast<const T*>(b.dy), b.indices}; }
   // The input-plane positions of the maxima of the window at output site st (-1: none), and
   // its dy.
@@ -40,11 +48,9 @@ struct MaxReads<ArgmaxFrom::stored, T, Idx> {
 
 template <class T, class Idx>
 struct MaxReads<ArgmaxFrom::recompute, T, Idx> {
-  static constexpr Inputs inputs = Inputs::dy_and_x;
   const T* x;
   const T* dy;
 
-  static const void* buffer(const BwdBuffers& b) { return b.x; }
   static MaxReads from(const BwdBuffers& b) { return {static_cast<const T*>(b.x), static_cast<const T*>(b.dy)}; }
   template <int A0, int V>
   PG_HD Pack<T, V> winners_and_grad(const MaxGeom<Idx>& g, const Site<Idx>& st, Idx* winner) const {

@@ -34,7 +34,7 @@ template <ArgmaxFrom S>
 struct MaxScatter : MaxVariant<MaxScatter<S>> {
   static constexpr PoolTraits traits{.name = S == ArgmaxFrom::stored ? "max.scatter.stored" : "max.scatter.recompute",
                                      .op = Op::max,
-                                     .inputs = MaxReads<S, float, int32_t>::inputs,
+                                     .inputs = kArgmaxInputs<S>,
                                      .deterministic = false};
   // Every problem: any window, layout, dtype, both index widths, and (stored) every index format
   // and type; recompute reads none, so it admits them all too. Channels-last C up to 2 packs of
@@ -51,7 +51,7 @@ struct MaxScatter : MaxVariant<MaxScatter<S>> {
 
   template <class Exec>
   static void launch_with(const Exec& ex, const Problem& p, const BwdBuffers& b, IndexWidth width) {
-    dispatch_max(p, width, {MaxReads<S, float, int32_t>::buffer(b), b.dy}, [&]<class T, class Idx, int A0, int V>() {
+    dispatch_max(p, width, {argmax_buffer<S>(b), b.dy}, [&]<class T, class Idx, int A0, int V>() {
       accum_t<T>* sum = zeroed_accumulator<T>(ex, p, b);
       const MaxScatterItem<S, T, Idx, A0, V> item{make_max_geom<Idx>(p, V), MaxReads<S, T, Idx>::from(b), sum};
       ex.template for_each<Idx>(p.out_elems() / V, item);

@@ -36,7 +36,7 @@ ConvExpected conv_expected_from(const ConvProblem& p, ConvHostData data) {
 
 struct ConvPreparedRun::Impl : RunState<ConvVariant, ConvProblem, ConvBuffers> {
   std::shared_ptr<const ConvExpected> expected;
-  Guarded dy, w;
+  Guarded w;
 
   Impl(Backend& b, const ConvVariant& v, const ConvProblem& p, const DataSpec& s, std::shared_ptr<const ConvExpected> e)
       : RunState(b, v, p, s, conv_to_string(p), conv_replay_command(p, v, b, s)), expected(std::move(e)) {}
@@ -45,14 +45,10 @@ struct ConvPreparedRun::Impl : RunState<ConvVariant, ConvProblem, ConvBuffers> {
 ConvPreparedRun::ConvPreparedRun(Backend& b, const ConvVariant& v, const ConvProblem& p, const DataSpec& spec,
                                  std::shared_ptr<const ConvExpected> expected)
     : impl_(std::make_unique<Impl>(b, v, p, spec, std::move(expected))) {
-  install_fault_handler();
   Impl& m = *impl_;
   const ConvExpected& e = *m.expected;
-  m.dy = make_guarded_values(b, p.dtype, e.data.dy, "dy");
+  m.upload(e.data.dy, p.x_elems());
   m.w = make_guarded_values(b, p.dtype, e.data.w, "w");
-  m.dx = make_guarded_poisoned(b, p.dtype, static_cast<size_t>(p.x_elems()) * dtype_size(p.dtype));
-  m.allocate_workspace();
-  m.buffers.dy = m.dy.data();
   m.buffers.w = m.w.data();
 }
 

@@ -58,7 +58,7 @@ Expected compute_expected(const Problem& p, const DataSpec& spec) {
 
 struct PreparedRun::Impl : RunState<Variant, Problem, BwdBuffers> {
   std::shared_ptr<const Expected> expected;
-  Guarded x, dy, indices;
+  Guarded x, indices;
 
   Impl(Backend& b, const Variant& v, const Problem& p, const DataSpec& s, std::shared_ptr<const Expected> e)
       : RunState(b, v, p, s, to_string(p), replay_command(p, v, b, s)), expected(std::move(e)) {}
@@ -67,18 +67,14 @@ struct PreparedRun::Impl : RunState<Variant, Problem, BwdBuffers> {
 PreparedRun::PreparedRun(Backend& b, const Variant& v, const Problem& p, const DataSpec& spec,
                          std::shared_ptr<const Expected> expected)
     : impl_(std::make_unique<Impl>(b, v, p, spec, std::move(expected))) {
-  install_fault_handler();
   Impl& m = *impl_;
   const Expected& e = *m.expected;
-  m.dy = make_guarded_values(b, p.dtype, e.data.dy, "dy");
+  m.upload(e.data.dy, p.in_elems());
   if (v.inputs == Inputs::dy_and_x) m.x = make_guarded_values(b, p.dtype, e.data.x, "x");
   // Index bands hold zeros: an out-of-bounds index read then routes a gradient to a wrong but
   // in-bounds place, which the comparison reports, instead of crashing the CPU backend.
   if (v.inputs == Inputs::dy_and_indices) m.indices = make_guarded(b, encode_indices(p.index_type, e.indices), nullptr);
-  m.dx = make_guarded_poisoned(b, p.dtype, static_cast<size_t>(p.in_elems()) * dtype_size(p.dtype));
-  m.allocate_workspace();
   m.buffers.x = m.x.buffer.get() ? m.x.data() : nullptr;
-  m.buffers.dy = m.dy.data();
   m.buffers.indices = m.indices.buffer.get() ? m.indices.data() : nullptr;
 }
 

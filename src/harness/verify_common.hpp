@@ -135,8 +135,8 @@ class CrashArmed {
   CrashRecord* slot_ = nullptr;  // none free: the launch runs unarmed (a fault is then unreported)
 };
 
-// What a prepared run of either op keeps beside its inputs: where it runs, what, on which data,
-// dx and the workspace, the replay line, where a failure is written, and the crash report armed
+// What a prepared run of either op keeps beside its own inputs: where it runs, what, on which
+// data, dy, dx and the workspace, the replay line, where a failure is written, and the crash report armed
 // around each launch. PreparedRun and ConvPreparedRun build on it with their own inputs.
 template <class V, class P, class Buffers>
 struct RunState {
@@ -145,7 +145,7 @@ struct RunState {
   P problem;
   DataSpec spec;
   std::string problem_text;
-  Guarded dx;
+  Guarded dy, dx;
   Buffer workspace;
   Buffers buffers;
   std::vector<unsigned char> output;  // dx payload of the last verify()
@@ -192,10 +192,15 @@ struct RunState {
     return c;
   }
 
-  // The workspace the variant asks for, and the buffer pointers of the outputs.
-  void allocate_workspace() {
+  // dy uploaded, dx (dx_elems elements) poisoned, the workspace the variant asks for, and their
+  // pointers in the buffers; the op's other inputs are its own to upload.
+  void upload(const std::vector<double>& dy_values, int64_t dx_elems) {
+    install_fault_handler();
+    dy = make_guarded_values(backend, problem.dtype, dy_values, "dy");
+    dx = make_guarded_poisoned(backend, problem.dtype, static_cast<size_t>(dx_elems) * dtype_size(problem.dtype));
     const size_t ws = variant.workspace_bytes(problem);
     if (ws) workspace = Buffer(backend, ws);
+    buffers.dy = dy.data();
     buffers.dx = dx.data();
     buffers.workspace = workspace.get();
   }

@@ -103,6 +103,13 @@ struct WindowTails {
   std::vector<int64_t> in, kernel, stride, pad_begin, pad_end, dilation;
 };
 
+// A cubic window: the same kernel, stride and padding on every axis of `in`.
+inline WindowTails uniform_window(std::vector<int64_t> in, int64_t kernel, int64_t stride, int64_t pad) {
+  const size_t n = in.size();
+  return {std::move(in), std::vector<int64_t>(n, kernel), std::vector<int64_t>(n, stride), std::vector<int64_t>(n, pad),
+          std::vector<int64_t>(n, pad), {}};
+}
+
 template <class P>
 void set_window(P& p, const WindowTails& w) {
   auto put = [&](int64_t* dst, const std::vector<int64_t>& v) {
