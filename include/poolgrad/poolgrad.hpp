@@ -82,7 +82,7 @@ struct Verdict {
 };
 
 // The variant on the backend against the oracle: outputs poisoned, buffers inside sentinel
-// bands, a second run bitwise equal for deterministic variants (README "What correct means").
+// bands, a second run bitwise equal for deterministic variants (docs/correctness.md).
 // A failure is also written to $POOLGRAD_FAILURE_DIR (default poolgrad-failures/).
 Verdict run_and_verify(const std::string& variant, const poolgrad_problem& p, const std::string& backend = "cpu",
                        Data data = Data::ints, uint64_t seed = 1);

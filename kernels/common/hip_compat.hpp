@@ -2,7 +2,7 @@
 //
 // Kernels are HIP C++. hipcc compiles them with the real HIP runtime; nvcc compiles them with
 // the few HIP runtime names poolgrad uses mapped onto CUDA below (Debian's HIP 5.2 NVIDIA
-// headers do not compile against CUDA 13, see README); g++ compiles the same headers for the
+// headers do not compile against CUDA 13, see docs/layout.md); g++ compiles the same headers for the
 // CPU backend, where the kernel qualifiers are empty and no runtime exists.
 #pragma once
 

@@ -1,4 +1,4 @@
-// How every poolgrad command ends (README "Exit codes"), and the one place exceptions become
+// How every poolgrad command ends (docs/cli.md, "Exit codes"), and the one place exceptions become
 // those codes and the "poolgrad CMD: message" line on stderr.
 //   0  ok: the command did its job (every checked case passed)
 //   1  a mismatch: some kernel disagreed with the oracle (check, replay, backward --variant)

@@ -113,7 +113,7 @@ int cmd_check(const std::string& only_variant, bool verbose) {
   std::vector<std::string> vendor_left_out;
   for (const Variant& v : variants()) {
     if (!only_variant.empty() && !auto_pick && v.name != only_variant) continue;
-    // A vendor library's disagreements are findings about the vendor (README, "cuDNN as
+    // A vendor library's disagreements are findings about the vendor (docs/plugins.md, "cuDNN as
     // variants"): checked when named, not part of the verdict on poolgrad's own kernels.
     if (v.vendor && only_variant != v.name) {
       vendor_left_out.push_back(v.name);
