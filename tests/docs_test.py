@@ -2,7 +2,7 @@
 """The docs cannot rot: every poolgrad command in the shell blocks of README.md, docs/*.md and
 bench/README.md names a subcommand the executable has and only options that subcommand's --help
 lists; the quick CPU-only ones (version, devices, variants, one variant's check, a suite's rows,
-select --explain) are run and must exit 0.
+select --explain) are run and must exit 0; every relative link names a file or folder that exists.
 
   POOLGRAD_EXE=build/src/poolgrad tests/docs_test.py SOURCE_ROOT
 """
@@ -52,6 +52,20 @@ def commands(line):
     return found
 
 
+def broken_links(page, root):
+    """Relative markdown links of `page` whose target does not exist."""
+    text = open(page, encoding="utf-8").read()
+    text = re.sub(r"^```.*?^```", "", text, flags=re.M | re.S)
+    bad = []
+    for target in re.findall(r"\]\(([^)\s]+)\)", text):
+        if re.match(r"[a-z]+:", target) or target.startswith("#"):
+            continue
+        path = os.path.normpath(os.path.join(os.path.dirname(page), target.split("#")[0]))
+        if not os.path.exists(path):
+            bad.append(f"{os.path.relpath(page, root)}: link to {target}: no such file")
+    return bad
+
+
 def help_of(exe, sub):
     args = [exe, "--help"] if sub in ("--version", "--help") else [exe, sub, "--help"]
     r = subprocess.run(args, capture_output=True, text=True, timeout=60)
@@ -74,6 +88,7 @@ def main():
     env = dict(os.environ, POOLGRAD_PERFDB=os.path.join(scratch, "perfdb.json"))
     for page in pages:
         name = os.path.relpath(page, root)
+        failures += broken_links(page, root)
         for line in shell_blocks(page):
             for sub, args in commands(line):
                 checked += 1
