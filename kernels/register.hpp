@@ -13,13 +13,6 @@ namespace pg {
 template <class... V>
 struct VariantList {};
 
-// A variant is a struct with (kernels/common/variant_defaults.hpp: PoolTraits, and VariantDefaults
-// for the common supports and workspace_bytes):
-//   static constexpr PoolTraits traits;      name, op, inputs, deterministic, gpu_only
-//   static Domain domain();                  the problems it computes (src/model/domain.hpp)
-//   static Support supports(const Problem&); what the domain cannot say; yes otherwise
-//   static size_t workspace_bytes(const Problem&);
-//   template <class Exec> static void launch(const Exec&, const Problem&, const BwdBuffers&);
 // What the pooling and conv records share, from the variant's struct.
 template <class V, class Record>
 void fill_record(Record& r) {
@@ -31,6 +24,13 @@ void fill_record(Record& r) {
   r.workspace_bytes = &V::workspace_bytes;
 }
 
+// A variant is a struct with (kernels/common/variant_defaults.hpp: PoolTraits, and VariantDefaults
+// for the common supports and workspace_bytes):
+//   static constexpr PoolTraits traits;      name, op, inputs, deterministic, gpu_only
+//   static Domain domain();                  the problems it computes (src/model/domain.hpp)
+//   static Support supports(const Problem&); what the domain cannot say; yes otherwise
+//   static size_t workspace_bytes(const Problem&);
+//   template <class Exec> static void launch(const Exec&, const Problem&, const BwdBuffers&);
 template <class V, class Exec>
 concept PoolVariant = requires(const Problem& p, const BwdBuffers& b) {
   { V::traits } -> std::convertible_to<PoolTraits>;
