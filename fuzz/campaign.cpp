@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "kernels/common/exec.hpp"
+#include "src/harness/case_phases.hpp"
 
 namespace pg::fuzz {
 namespace {
@@ -47,6 +48,7 @@ struct Lane {
   std::mutex m;  // guards tags and failures
   std::map<std::string, int64_t> tags;
   std::vector<FailureRecord> failures;
+  PhaseTimes phases;  // guarded by m
 
   std::string name() const { return target->variant() + "/" + backend; }
 };
@@ -157,6 +159,7 @@ class Campaign {
     const int64_t estimate = cases > 0 ? l.busy_ns.load() / cases : 1000000;
     l.charged_ns += estimate;
     const Clock::time_point t0 = Clock::now();
+    const PhaseTimes phases_before = thread_phase_times();
     Trial t = l.target->run(random, b);
     if (t.verdict == Trial::Verdict::discard) ++l.discarded;
     else ++l.cases;
@@ -165,7 +168,12 @@ class Campaign {
       for (const std::string& tag : t.tags) ++l.tags[tag];
     }
     if (t.verdict == Trial::Verdict::fail) on_failure(l, random, b, std::move(t));
+    const PhaseTimes phases = thread_phase_times() - phases_before;
     const int64_t spent = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
+    {
+      std::lock_guard<std::mutex> lock(l.m);
+      l.phases += phases;
+    }
     l.busy_ns += spent;
     l.charged_ns += spent - estimate;
   }
@@ -255,6 +263,8 @@ class Campaign {
       lr.discarded = l->discarded.load();
       lr.busy_s = l->busy_ns.load() / 1e9;
       lr.tags = l->tags;
+      for (int p = 0; p < kPhaseCount; ++p)
+        if (l->phases.ns[p]) lr.phase_s[phase_name(static_cast<Phase>(p))] = l->phases.ns[p] / 1e9;
       lr.admitted = l->target->admitted_tags();
       lr.failures = l->failures;
       r.lanes.push_back(std::move(lr));

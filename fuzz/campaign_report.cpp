@@ -5,6 +5,8 @@
 #include <set>
 #include <stdexcept>
 
+#include "src/harness/case_phases.hpp"
+
 namespace pg::fuzz {
 namespace {
 
@@ -57,6 +59,7 @@ nlohmann::json to_json(const CampaignReport& r) {
                      {"cases_per_s", r.elapsed_s > 0 ? static_cast<double>(l.cases) / r.elapsed_s : 0.0},
                      {"tags", l.tags},
                      {"admitted_tags", l.admitted},
+                     {"phase_s", l.phase_s},
                      {"failures", failures}});
   }
   return {{"format", kFormat},
@@ -92,6 +95,8 @@ CampaignReport report_from_json(const nlohmann::json& j) {
     l.busy_s = field<double>(lj, "busy_s", where);
     l.tags = field<std::map<std::string, int64_t>>(lj, "tags", where);
     l.admitted = field<std::vector<std::string>>(lj, "admitted_tags", where);
+    // Reports from before the profile have none.
+    if (lj.contains("phase_s")) l.phase_s = field<std::map<std::string, double>>(lj, "phase_s", where);
     for (const nlohmann::json& fj : field<nlohmann::json>(lj, "failures", where))
       l.failures.push_back({field<std::string>(fj, "signature", where), field<std::string>(fj, "case_file", where),
                             field<std::string>(fj, "problem", where), field<int64_t>(fj, "count", where),
@@ -131,6 +136,7 @@ CampaignReport merge_reports(const std::vector<CampaignReport>& parts) {
       it->discarded += l.discarded;
       it->busy_s += l.busy_s;
       for (const auto& [tag, n] : l.tags) it->tags[tag] += n;
+      for (const auto& [phase, seconds] : l.phase_s) it->phase_s[phase] += seconds;
       for (const FailureRecord& f : l.failures) {
         auto same = std::find_if(it->failures.begin(), it->failures.end(),
                                  [&](const FailureRecord& x) { return x.signature == f.signature; });
@@ -144,6 +150,46 @@ CampaignReport merge_reports(const std::vector<CampaignReport>& parts) {
   }
   m.shards.assign(seen.begin(), seen.end());
   return m;
+}
+
+std::string phase_table(const CampaignReport& r) {
+  struct Sum {
+    int64_t cases = 0;
+    double busy_s = 0;
+    std::map<std::string, double> phase_s;
+  };
+  std::map<std::string, Sum> by_backend;
+  std::set<std::string> seen;
+  for (const LaneReport& l : r.lanes) {
+    Sum& s = by_backend[l.backend];
+    s.cases += l.cases + l.discarded;
+    s.busy_s += l.busy_s;
+    for (const auto& [phase, seconds] : l.phase_s) {
+      s.phase_s[phase] += seconds;
+      seen.insert(phase);
+    }
+  }
+  // In the order a case runs through them; a name this build does not know (a newer report's) last.
+  std::vector<std::string> phases;
+  for (int p = 0; p < kPhaseCount; ++p)
+    if (seen.erase(phase_name(static_cast<Phase>(p)))) phases.push_back(phase_name(static_cast<Phase>(p)));
+  phases.insert(phases.end(), seen.begin(), seen.end());
+  std::string out = "where the time went (microseconds per drawn case, share of the backend's busy time):\n";
+  char line[256];
+  for (const auto& [backend, s] : by_backend) {
+    std::snprintf(line, sizeof line, "  %-7s %10lld cases, %8.1f us each:", backend.c_str(),
+                  static_cast<long long>(s.cases), s.cases ? s.busy_s * 1e6 / s.cases : 0.0);
+    out += line;
+    for (const std::string& phase : phases) {
+      const auto it = s.phase_s.find(phase);
+      const double seconds = it == s.phase_s.end() ? 0 : it->second;
+      std::snprintf(line, sizeof line, " %s %.1f (%.0f%%)", phase.c_str(), s.cases ? seconds * 1e6 / s.cases : 0.0,
+                    s.busy_s > 0 ? 100 * seconds / s.busy_s : 0.0);
+      out += line;
+    }
+    out += "\n";
+  }
+  return out;
 }
 
 std::string report_table(const CampaignReport& r) {

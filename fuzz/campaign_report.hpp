@@ -28,6 +28,8 @@ struct LaneReport {
   std::map<std::string, int64_t> tags;  // coverage tags of the passing cases
   std::vector<std::string> admitted;    // the tags the variant's domain admits
   std::vector<FailureRecord> failures;  // one per distinct signature
+  // busy_s split by where it went (src/harness/case_phases.hpp): phase name -> seconds
+  std::map<std::string, double> phase_s;
 
   int64_t admitted_reached() const;
 };
@@ -53,6 +55,10 @@ CampaignReport report_from_json(const nlohmann::json& j);
 // times and tags add up, failures join by (variant, backend, signature). Throws
 // std::runtime_error saying which report does not fit.
 CampaignReport merge_reports(const std::vector<CampaignReport>& parts);
+
+// Where the lanes' time went, per backend: cases, then per phase the microseconds per case and
+// the share of the backend's busy time (`poolgrad fuzz --phases`).
+std::string phase_table(const CampaignReport& r);
 
 // The end-of-campaign table: per lane cases, cases/s, discards, tags reached of admitted, distinct failures
 // (each with its case file), then the totals.

@@ -241,6 +241,36 @@ TEST(Campaign, ShardReportsMergeIntoTheWholeCampaign) {
   EXPECT_THROW(merge_reports({parts[0], other_seed}), std::runtime_error);
 }
 
+// Each lane's busy time is split by phase (src/harness/case_phases.hpp): the phases a verified
+// case runs through are there, they add up to the lane's busy time, they survive the JSON and a
+// merge adds them up; a report from before the phases still loads.
+TEST(Campaign, LaneTimeSplitsIntoPhases) {
+  CampaignOptions o = cpu_campaign(cpu_targets("^(max\\.gather\\.stored|conv\\.gather)$"), 30, scratch("phases"));
+  const CampaignReport r = run_campaign(o);
+  for (const LaneReport& l : r.lanes) {
+    for (const char* phase : {"draw", "oracle", "prepare", "poison", "kernel", "download", "check", "compare"})
+      EXPECT_GT(l.phase_s.count(phase) ? l.phase_s.at(phase) : 0.0, 0.0) << l.variant << " " << phase;
+    double sum = 0;
+    for (const auto& [phase, seconds] : l.phase_s) sum += seconds;
+    EXPECT_NEAR(sum, l.busy_s, 0.02 * l.busy_s + 1e-3) << l.variant;
+  }
+  nlohmann::json j = to_json(r);
+  const CampaignReport back = report_from_json(j);
+  EXPECT_EQ(back.lanes[0].phase_s, r.lanes[0].phase_s);
+  CampaignReport other = back;
+  other.shards = {1};
+  other.shard_count = 2;
+  CampaignReport first = back;
+  first.shard_count = 2;
+  const CampaignReport merged = merge_reports({first, other});
+  EXPECT_DOUBLE_EQ(merged.lanes[0].phase_s.at("oracle"), 2 * r.lanes[0].phase_s.at("oracle"));
+  const std::string table = phase_table(r);
+  EXPECT_NE(table.find("cpu"), std::string::npos) << table;
+  EXPECT_LT(table.find("draw"), table.find("compare")) << table;  // in the order a case runs
+  for (nlohmann::json& lj : j["lanes"]) lj.erase("phase_s");
+  EXPECT_TRUE(report_from_json(j).lanes[0].phase_s.empty());
+}
+
 TEST(Campaign, CtrlCStopsItAndTheReportIsStillMade) {
   CampaignOptions o = cpu_campaign(cpu_targets("^avg\\.gather$"), 0, scratch("interrupt"));
   o.cases = 0;

@@ -14,6 +14,7 @@
 #include "fuzz/case_file.hpp"
 #include "fuzz/rapidcheck_lock.hpp"
 #include "fuzz/target.hpp"
+#include "src/harness/case_phases.hpp"
 #include "src/harness/verify.hpp"
 
 namespace pg::fuzz {
@@ -42,6 +43,7 @@ class GeneratedTarget : public Target {
   Trial run(const rc::Random& random, Backend& b) const final {
     Case c;
     {
+      const PhaseScope phase(Phase::draw);
       const auto lock = lock_rapidcheck();
       c = gen_(random).value();
     }

@@ -117,6 +117,7 @@ int run_campaign_command(const FuzzCommandOptions& o) {
   const fuzz::CampaignReport r = fuzz::run_campaign(c);
   if (tty) std::cerr << "\n";
   std::cout << fuzz::report_table(r);
+  if (o.phases) std::cout << fuzz::phase_table(r);
   if (!o.report.empty()) write_report(o.report, r);
   return r.distinct_failures() ? 1 : 0;
 }
@@ -158,6 +159,7 @@ void add_fuzz_commands(CLI::App& app, FuzzCommandOptions& o) {
   o.fuzz->add_option("--shard", o.shard, "I/N: this run's share of the campaign (default 0/1)");
   o.fuzz->add_option("--corpus", o.corpus, "where case files of failures go (default poolgrad-cases)");
   o.fuzz->add_option("--report", o.report, "write the campaign report here (JSON)");
+  o.fuzz->add_flag("--phases", o.phases, "print where each backend's case time went (draw, oracle, kernel...)");
   o.merge = app.add_subcommand("fuzz-merge", "merge the reports of a campaign's shards into one");
   o.merge->add_option("reports", o.reports, "shard reports (JSON)")->required();
   o.merge->add_option("--out", o.merged, "write the merged report here (JSON)");

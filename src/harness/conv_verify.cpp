@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "reference/conv_reference.hpp"
+#include "src/harness/case_phases.hpp"
 #include "src/harness/verify_common.hpp"
 
 namespace pg {
@@ -21,6 +22,7 @@ std::string conv_replay_command(const ConvProblem& p, const ConvVariant& v, cons
 ConvExpected compute_conv_expected(const ConvProblem& p, const DataSpec& spec) {
   if (!conv_data_kind_ok(spec.kind))
     throw Error(std::string("conv data: kind ") + data_kind_name(spec.kind) + " has no conv data (ints or real)");
+  const PhaseScope phase(Phase::oracle);
   return conv_expected_from(p, make_conv_data(p, spec));
 }
 
@@ -45,6 +47,7 @@ struct ConvPreparedRun::Impl : RunState<ConvVariant, ConvProblem, ConvBuffers> {
 ConvPreparedRun::ConvPreparedRun(Backend& b, const ConvVariant& v, const ConvProblem& p, const DataSpec& spec,
                                  std::shared_ptr<const ConvExpected> expected)
     : impl_(std::make_unique<Impl>(b, v, p, spec, std::move(expected))) {
+  const PhaseScope phase(Phase::prepare);
   Impl& m = *impl_;
   const ConvExpected& e = *m.expected;
   m.upload(e.data.dy, p.x_elems());

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "reference/pool_reference.hpp"
+#include "src/harness/case_phases.hpp"
 #include "src/harness/host_memory.hpp"
 #include "src/harness/verify_common.hpp"
 
@@ -40,6 +41,7 @@ double case_host_bytes(const Problem& p) {
 
 Expected compute_expected(const Problem& p, const DataSpec& spec) {
   require_host_memory(case_host_bytes(p), "the case " + to_string(p));
+  const PhaseScope phase(Phase::oracle);
   Expected e;
   e.data = make_data(p, spec);
   ref::Gradient g;
@@ -67,6 +69,7 @@ struct PreparedRun::Impl : RunState<Variant, Problem, BwdBuffers> {
 PreparedRun::PreparedRun(Backend& b, const Variant& v, const Problem& p, const DataSpec& spec,
                          std::shared_ptr<const Expected> expected)
     : impl_(std::make_unique<Impl>(b, v, p, spec, std::move(expected))) {
+  const PhaseScope phase(Phase::prepare);
   Impl& m = *impl_;
   const Expected& e = *m.expected;
   m.upload(e.data.dy, p.in_elems());

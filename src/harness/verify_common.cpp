@@ -16,10 +16,12 @@
 #include <cstring>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <thread>
 
 #include "kernels/common/numeric.hpp"
+#include "src/harness/case_phases.hpp"
 #include "reference/rounding.hpp"
 
 namespace pg {
@@ -317,12 +319,19 @@ Mismatches compare_with_oracle(DType t, const unsigned char* got, const OracleAn
 
 std::vector<unsigned char> run_poisoned(Backend& b, const Guarded& dx, const Buffer& workspace,
                                         const std::function<void()>& launch) {
-  b.upload(dx.buffer.get(), dx.host.data(), dx.host.size());
-  if (workspace.bytes()) {
-    const auto junk = poisoned(DType::f32, workspace.bytes());
-    b.upload(workspace.get(), junk.data(), junk.size());
+  {
+    const PhaseScope phase(Phase::poison);
+    b.upload(dx.buffer.get(), dx.host.data(), dx.host.size());
+    if (workspace.bytes()) {
+      const auto junk = poisoned(DType::f32, workspace.bytes());
+      b.upload(workspace.get(), junk.data(), junk.size());
+    }
   }
-  launch();
+  {
+    const PhaseScope phase(Phase::kernel);
+    launch();
+  }
+  const PhaseScope phase(Phase::download);
   std::vector<unsigned char> out(dx.host.size());
   b.download(out.data(), dx.buffer.get(), out.size());
   return out;
@@ -362,6 +371,7 @@ Outcome verify_run(const CaseUnderTest& c, const VerifyOptions& opt, std::vector
 
   std::vector<unsigned char> first;
   if (!run(&first)) return finish_fail();
+  std::optional<PhaseScope> phase(Phase::check);
   for (const auto& [g, name] : c.inputs) {
     const std::string bad = g->untouched(*c.backend, name);
     if (!bad.empty()) {
@@ -375,6 +385,7 @@ Outcome verify_run(const CaseUnderTest& c, const VerifyOptions& opt, std::vector
     return finish_fail();
   }
 
+  phase.emplace(Phase::compare);
   const unsigned char* got = c.dx->payload_in(first);
   const auto keep_copy = [&] { output->assign(got, got + c.dx->payload); };
   const Mismatches bad = compare_with_oracle(c.dtype, got, c.want, opt.max_reported, c.coord);
