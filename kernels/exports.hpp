@@ -22,9 +22,9 @@ std::vector<ConvVariant> cpu_conv_variants();
 std::vector<ConvVariant> gpu_conv_variants();
 
 void copy_kernel_cpu(void* dst, const void* src, size_t bytes);
-void copy_kernel_gpu(void* dst, const void* src, size_t bytes);
+void copy_kernel_gpu(void* stream, void* dst, const void* src, size_t bytes);  // stream: Backend::gpu_stream()
 // `items` work items of `rounds` rounds each into out[items].
 void fma_chains_cpu(float* out, int64_t items, int rounds);
-void fma_chains_gpu(float* out, int64_t items, int rounds);
+void fma_chains_gpu(void* stream, float* out, int64_t items, int rounds);
 
 }  // namespace pg

@@ -7,8 +7,12 @@
 
 namespace pg {
 
-void copy_kernel_gpu(void* dst, const void* src, size_t bytes) { copy_bytes(GpuExec{}, dst, src, bytes); }
+void copy_kernel_gpu(void* stream, void* dst, const void* src, size_t bytes) {
+  copy_bytes(GpuExec::on_stream(stream), dst, src, bytes);
+}
 
-void fma_chains_gpu(float* out, int64_t items, int rounds) { GpuExec{}.for_each<int32_t>(items, FmaChains{out, rounds}); }
+void fma_chains_gpu(void* stream, float* out, int64_t items, int rounds) {
+  GpuExec::on_stream(stream).for_each<int32_t>(items, FmaChains{out, rounds});
+}
 
 }  // namespace pg

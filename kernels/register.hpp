@@ -47,7 +47,7 @@ Variant make_variant() {
   fill_record<V>(v);
   v.op = V::traits.op;
   v.inputs = V::traits.inputs;
-  LaunchFn fn = [](Backend&, const Problem& p, const BwdBuffers& b) { V::launch(Exec{}, p, b); };
+  LaunchFn fn = [](Backend& be, const Problem& p, const BwdBuffers& b) { V::launch(Exec::on_stream(be.gpu_stream()), p, b); };
   if constexpr (Exec::is_gpu) v.launch_gpu = fn;
   else v.launch_cpu = fn;
   return v;

@@ -14,6 +14,11 @@
 #   campaign  `poolgrad fuzz` for ${MINUTES:-5} minutes over every variant on the GPU and CPU
 #          backends (BACKEND=all|gpu|cpu, JOBS, SEED): campaign.json, campaign.log, the case files
 #          of any failure in cases.tgz
+#   pace   the GPU fuzz pace, old and new binaries in one session: with OLD=path/to/an/older/poolgrad,
+#          a ${SECONDS_GPU:-60} s `--backend gpu` campaign of each (old first), then a
+#          ${SECONDS_ALL:-60} s `--backend all` campaign of each (its CPU lanes must not slow down);
+#          --phases tables where the binary has them; pace_{old,new}_{gpu,all}.json/.log and the
+#          case files of any failure in pace.tgz
 #   all    tests, then bench
 #   scale  tensors past 2^31 elements (tests/scale_test.cpp): max and avg, every variant that
 #          reads dy or stored indices, f16, 130 planes and one 1D plane past 2^31; ~95 GB host
@@ -250,8 +255,43 @@ run_cudnn() {
   done
 }
 
+# One timed campaign: $1 the binary, $2 the label, $3 the backend, $4 seconds.
+pace_campaign() {
+  local bin=$1 label=$2 backend=$3 seconds=$4 phases=()
+  "$bin" fuzz --help | grep -q -- --phases && phases=(--phases)
+  "$bin" fuzz --minutes "$(python3 -c "print($seconds / 60)")" --backend "$backend" --seed "${SEED:-20261125}" \
+    ${phases[@]+"${phases[@]}"} --corpus "$out/cases-$label" --report "$out/pace_$label.json" > "$out/pace_$label.log" 2>&1 || status=1
+  python3 - "$out/pace_$label.json" "$label" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+by = {}
+for lane in r["lanes"]:
+    by[lane["backend"]] = by.get(lane["backend"], 0) + lane["cases"]
+reached = sum(all(t in lane["tags"] for t in lane["admitted_tags"]) for lane in r["lanes"])
+print(f"{sys.argv[2]}: " + ", ".join(f"{b} {n / r['elapsed_s']:.0f}/s" for b, n in by.items()),
+      f"| {r['cases']} cases in {r['elapsed_s']:.1f} s, {r['jobs']} jobs, {r['distinct_failures']} failures,",
+      f"{reached}/{len(r['lanes'])} lanes reached every tag")
+PY
+  grep -A3 "where the time went" "$out/pace_$label.log"
+}
+
+run_pace() {
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
+  echo "host: $(nproc) cores"
+  [ -x "${OLD:-}" ] || { echo "pace: set OLD to an older poolgrad binary" >&2; status=2; return; }
+  pace_campaign "$OLD" old_gpu gpu "${SECONDS_GPU:-60}"
+  pace_campaign "$here/bin/poolgrad" new_gpu gpu "${SECONDS_GPU:-60}"
+  if [ "${SECONDS_ALL:-60}" != 0 ]; then
+    pace_campaign "$OLD" old_all all "${SECONDS_ALL:-60}"
+    pace_campaign "$here/bin/poolgrad" new_all all "${SECONDS_ALL:-60}"
+  fi
+  # At most 8 files come back from a device call: the reports, logs and case files as one archive.
+  (cd "$out" && tar -czf pace.tgz pace_* cases-* 2>/dev/null && rm -rf pace_* cases-*)
+}
+
 case "${1:-all}" in
   tests) run_tests ;;
+  pace) run_pace ;;
   long) run_long ;;
   bench) run_bench ;;
   networks) run_networks ;;
@@ -262,7 +302,7 @@ case "${1:-all}" in
   conv) run_conv ;;
   cudnn) run_cudnn ;;
   selection) run_selection ;;
-  *) echo "usage: run_gpu.sh tests|long|bench|networks|campaign|all|scale|sanitize|conv" >&2; exit 2 ;;
+  *) echo "usage: run_gpu.sh tests|long|bench|networks|campaign|pace|all|scale|sanitize|conv|cudnn|selection" >&2; exit 2 ;;
 esac
 if [ -n "$(ls -A "$failures")" ]; then tar -czf "$out/failures.tgz" -C "$failures" .; fi
 exit $status

@@ -41,6 +41,8 @@ PG_HD void atomic_add(T* dst, T v) {
 struct CpuExec {
   static constexpr bool is_gpu = false;
 
+  static CpuExec on_stream(void*) { return {}; }  // as GpuExec's: the CPU backend has no stream
+
   template <class Idx = int64_t, int kMinBlocksPerSm = kNoLaunchBounds, class F>
   void for_each(int64_t n, const F& f) const {
     if (n <= 0) return;
@@ -117,6 +119,9 @@ __global__ void PG_LAUNCH_BOUNDS(kForEachBlock, kMinBlocksPerSm) for_each_bounde
 struct GpuExec {
   static constexpr bool is_gpu = true;
   hipStream_t stream = 0;
+
+  // The executor of a launch on a backend whose stream is `stream` (Backend::gpu_stream()).
+  static GpuExec on_stream(void* stream) { return GpuExec{static_cast<hipStream_t>(stream)}; }
 
   // Idx = int32_t is faster address arithmetic; the caller picks it only when n and every
   // offset the body computes fit (see fits_int32 in kernels/pool_geometry.hpp).

@@ -31,6 +31,12 @@
 #define hipMemset cudaMemset
 #define hipMemsetAsync cudaMemsetAsync
 #define hipStream_t cudaStream_t
+#define hipStreamCreate cudaStreamCreate
+#define hipStreamDestroy cudaStreamDestroy
+#define hipStreamSynchronize cudaStreamSynchronize
+#define hipHostMalloc cudaHostAlloc
+#define hipHostMallocDefault cudaHostAllocDefault
+#define hipHostFree cudaFreeHost
 #define hipEvent_t cudaEvent_t
 #define hipEventCreate cudaEventCreate
 #define hipEventDestroy cudaEventDestroy

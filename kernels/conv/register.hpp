@@ -30,7 +30,9 @@ ConvVariant make_conv_variant() {
   ConvVariant v;
   fill_record<V>(v);
   if constexpr (requires(const ConvProblem& p, const ConvBuffers& b) { V::launch(Exec{}, p, b); }) {
-    ConvLaunchFn fn = [](Backend&, const ConvProblem& p, const ConvBuffers& b) { V::launch(Exec{}, p, b); };
+    ConvLaunchFn fn = [](Backend& be, const ConvProblem& p, const ConvBuffers& b) {
+      V::launch(Exec::on_stream(be.gpu_stream()), p, b);
+    };
     if constexpr (Exec::is_gpu) v.launch_gpu = fn;
     else v.launch_cpu = fn;
   }

@@ -16,8 +16,8 @@ enum class Phase : int {
   oracle,    // data and the oracle's answer
   prepare,   // device buffers: allocation, encoding, upload of the inputs and bands
   poison,    // dx (and the workspace) poisoned again before each run
-  kernel,    // the variant's launch and the wait for it
-  download,  // dx back to the host
+  kernel,    // the variant's launch (on the CPU backend the whole run; a GPU run is waited for in download)
+  download,  // the wait for the run, then dx, the inputs and the band checks back to the host
   check,     // inputs untouched, dx's bands intact
   compare,   // dx against the oracle's bound, and the repeat run's bits
   other,     // outside every scope: scheduling, tags, the campaign's own work

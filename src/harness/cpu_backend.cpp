@@ -101,6 +101,11 @@ class CpuBackend final : public Backend {
   void upload(void* dst, const void* src, size_t bytes) override { std::memcpy(dst, src, bytes); }
   void download(void* dst, const void* src, size_t bytes) override { std::memcpy(dst, src, bytes); }
   void copy(void* dst, const void* src, size_t bytes) override { std::memcpy(dst, src, bytes); }
+  void fill(const std::vector<PatternRange>& ranges) override { fill_host(ranges); }
+  std::vector<PatternBreak> read_back(const std::vector<Read>& reads, const std::vector<PatternRange>& bands) override {
+    for (const Read& r : reads) std::memcpy(r.host_dst, r.device_src, r.bytes);
+    return pattern_breaks_host(bands);
+  }
   void synchronize() override {}
   void timer_start() override { start_ = std::chrono::steady_clock::now(); }
   double timer_stop_ms() override {

@@ -16,7 +16,7 @@ double measure_fma_peak_tflops(Backend& b, int reps) {
   const int rounds = gpu ? 8192 : 256;  // multiples of the body's unroll (16)
   Buffer out(b, static_cast<size_t>(items) * sizeof(float));
   auto run = [&] {
-    if (gpu) fma_chains_gpu(static_cast<float*>(out.get()), items, rounds);
+    if (gpu) fma_chains_gpu(b.gpu_stream(), static_cast<float*>(out.get()), items, rounds);
     else fma_chains_cpu(static_cast<float*>(out.get()), items, rounds);
   };
   run();

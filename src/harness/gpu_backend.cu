@@ -1,6 +1,15 @@
 // The GPU backend, one source for both vendors: nvcc compiles it against CUDA through
 // hip_compat.hpp, hipcc (-x hip) against the HIP runtime.
+//
+// Every backend object has its own stream, so the jobs of a fuzz campaign (one backend each)
+// feed the device side by side: nothing here waits for the whole device. The stream is a
+// blocking one: work a vendor library or a plugin enqueues on the device's default stream
+// (cuDNN, plugins' launch_gpu) is still ordered with it. Uploads go through pinned staging
+// and return at once; sentinel bands and poison are written and checked by kernels on the
+// device (fill, read_back) instead of crossing the bus.
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -11,23 +20,109 @@
 namespace pg {
 namespace {
 
-// Released allocations kept for reuse, up to this many bytes: a fuzz case allocates and frees a
-// few buffers, and hipFree waits for the whole device, so freeing each case's buffers serializes
-// every host thread feeding the GPU. Every byte of a buffer is uploaded or poisoned before a run
-// reads it, so a reused one holds nothing a case could depend on.
+// Released allocations kept for reuse, up to this many bytes: hipMalloc and hipFree are slow and
+// hipFree waits for the whole device. Allocations are rounded up to size classes (a quarter of a
+// power of two apart) so that a fuzz campaign's cases, each of a different size, reuse them. Every
+// byte of a buffer is uploaded or filled before a run reads it, so a reused one holds nothing a
+// case could depend on.
 constexpr size_t kReuseBytes = size_t{1} << 30;
+constexpr size_t kMinClass = size_t{64} << 10;
+
+size_t size_class(size_t bytes) {
+  if (bytes <= kMinClass) return kMinClass;
+  size_t power = kMinClass;
+  while (power * 2 < bytes) power *= 2;  // power < bytes <= 2 * power
+  const size_t quarter = power / 4;
+  return power + (bytes - power + quarter - 1) / quarter * quarter;
+}
+
+// Pinned host memory for uploads and downloads: grown to what a transfer needs, up to this; a
+// larger transfer (a benchmark's full-size tensor) goes straight from pageable memory.
+constexpr size_t kMaxStaging = size_t{64} << 20;
+constexpr size_t kStagingAlign = 256;
+
+// Ranges per fill or check launch (kernel arguments by value); more take several launches.
+constexpr int kRangesPerLaunch = 16;
+struct RangeArgs {
+  unsigned char* at[kRangesPerLaunch];
+  unsigned long long bytes[kRangesPerLaunch];
+  unsigned long long pattern[kRangesPerLaunch];
+  int pattern_bytes[kRangesPerLaunch];
+};
+
+__device__ __forceinline__ unsigned char pattern_byte(const RangeArgs& a, int r, unsigned long long i) {
+  return static_cast<unsigned char>(a.pattern[r] >> (8 * (i % static_cast<unsigned long long>(a.pattern_bytes[r]))));
+}
+
+__global__ void fill_kernel(RangeArgs a) {
+  const int r = blockIdx.y;
+  const unsigned long long step = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
+  for (unsigned long long i = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < a.bytes[r];
+       i += step)
+    a.at[r][i] = pattern_byte(a, r, i);
+}
+
+// out[2r] = max of ~offset over the breaks (so ~out[2r] is the first; 0: none), out[2r+1] = max of
+// offset + 1 (the last + 1; 0: none): both start at zero, one memset.
+__global__ void breaks_kernel(RangeArgs a, unsigned long long* out) {
+  const int r = blockIdx.y;
+  const unsigned long long step = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
+  unsigned long long first = ~0ull, last = 0;  // this thread's, to keep atomics to one pair
+  for (unsigned long long i = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < a.bytes[r];
+       i += step)
+    if (a.at[r][i] != pattern_byte(a, r, i)) {
+      first = first < i ? first : i;
+      last = i + 1;
+    }
+  if (last) {
+    atomicMax(&out[2 * r], ~first);
+    atomicMax(&out[2 * r + 1], last);
+  }
+}
+
+constexpr int kRangeThreads = 256;
+
+unsigned range_blocks(const std::vector<PatternRange>& ranges, size_t begin, size_t end) {
+  size_t most = 0;
+  for (size_t i = begin; i < end; ++i) most = std::max(most, ranges[i].bytes);
+  return static_cast<unsigned>(std::clamp<size_t>((most + kRangeThreads * 4 - 1) / (kRangeThreads * 4), 1, 1024));
+}
+
+RangeArgs range_args(const std::vector<PatternRange>& ranges, size_t begin, size_t end) {
+  RangeArgs a{};
+  for (size_t i = begin; i < end; ++i) {
+    const PatternRange& r = ranges[i];
+    if (r.pattern_bytes != 1 && r.pattern_bytes != 2 && r.pattern_bytes != 4 && r.pattern_bytes != 8)
+      throw Error("gpu backend: a pattern of " + std::to_string(r.pattern_bytes) + " bytes (1, 2, 4 or 8)");
+    a.at[i - begin] = static_cast<unsigned char*>(r.at);
+    a.bytes[i - begin] = r.bytes;
+    a.pattern[i - begin] = r.pattern;
+    a.pattern_bytes[i - begin] = r.pattern_bytes;
+  }
+  return a;
+}
 
 class GpuBackend final : public Backend {
  public:
   explicit GpuBackend(int device) : device_(device) {
     PG_HIP_CHECK(hipSetDevice(device_));
+    PG_HIP_CHECK(hipStreamCreate(&stream_));
     PG_HIP_CHECK(hipEventCreate(&start_));
     PG_HIP_CHECK(hipEventCreate(&stop_));
+    PG_HIP_CHECK(hipMalloc(&breaks_, 2 * kRangesPerLaunch * sizeof(unsigned long long)));
+    PG_HIP_CHECK(hipHostMalloc(reinterpret_cast<void**>(&breaks_host_), 2 * kRangesPerLaunch * sizeof(unsigned long long),
+                               hipHostMallocDefault));
   }
+  // Never throws (as release()): after an illegal access the context is dead and every call fails.
   ~GpuBackend() override {
-    for (const auto& [bytes, p] : spare_) static_cast<void>(hipFree(p));  // as release(): never throws
-    hipEventDestroy(start_);
-    hipEventDestroy(stop_);
+    static_cast<void>(hipStreamSynchronize(stream_));
+    for (const auto& [bytes, p] : spare_) static_cast<void>(hipFree(p));
+    static_cast<void>(hipFree(breaks_));
+    static_cast<void>(hipHostFree(breaks_host_));
+    if (staging_) static_cast<void>(hipHostFree(staging_));
+    static_cast<void>(hipEventDestroy(start_));
+    static_cast<void>(hipEventDestroy(stop_));
+    static_cast<void>(hipStreamDestroy(stream_));
   }
   BackendKind kind() const override { return BackendKind::gpu; }
   std::string name() const override { return "gpu" + std::to_string(device_); }
@@ -47,27 +142,30 @@ class GpuBackend final : public Backend {
     d.l2_bytes = prop.l2CacheSize;
     return d;
   }
+  void* gpu_stream() override { return stream_; }
+
   void* alloc(size_t bytes) override {
+    const size_t cls = size_class(bytes);
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      const auto spare = spare_.find(bytes);
+      const auto spare = spare_.find(cls);
       if (spare != spare_.end()) {
         void* p = spare->second;
         spare_.erase(spare);
-        spare_bytes_ -= bytes;
-        sizes_[p] = bytes;
+        spare_bytes_ -= cls;
+        sizes_[p] = cls;
         return p;
       }
     }
     void* p = nullptr;
-    PG_HIP_CHECK(hipMalloc(&p, bytes));
+    PG_HIP_CHECK(hipMalloc(&p, cls));
     std::lock_guard<std::mutex> lock(mutex_);
-    sizes_[p] = bytes;
+    sizes_[p] = cls;
     return p;
   }
-  // Called from Buffer's destructor, so it must not throw: after an illegal access the context
-  // is dead and every hipFree fails, and a throw here would terminate before the harness has
-  // reported the failing case.
+  // Called from Buffer's destructor, so it must not throw. A buffer is released while work that
+  // uses it may still be queued on the stream: kept for reuse, it is only handed out again to
+  // work queued after that (same stream); freed, hipFree waits for the device.
   void release(void* p) override {
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -85,19 +183,80 @@ class GpuBackend final : public Backend {
     const hipError_t e = hipFree(p);
     if (e != hipSuccess) std::fprintf(stderr, "gpu backend: hipFree: %s\n", hipGetErrorString(e));
   }
+
   void upload(void* dst, const void* src, size_t bytes) override {
-    PG_HIP_CHECK(hipMemcpy(dst, src, bytes, hipMemcpyHostToDevice));
+    if (bytes == 0) return;
+    unsigned char* staged = stage(bytes);
+    if (!staged) {  // larger than the staging: from pageable memory, which the copy waits for
+      PG_HIP_CHECK(hipMemcpyAsync(dst, src, bytes, hipMemcpyHostToDevice, stream_));
+      wait();
+      return;
+    }
+    std::memcpy(staged, src, bytes);
+    PG_HIP_CHECK(hipMemcpyAsync(dst, staged, bytes, hipMemcpyHostToDevice, stream_));
   }
-  void download(void* dst, const void* src, size_t bytes) override {
-    PG_HIP_CHECK(hipMemcpy(dst, src, bytes, hipMemcpyDeviceToHost));
-  }
+  void download(void* dst, const void* src, size_t bytes) override { read_back({{dst, src, bytes}}, {}); }
   void copy(void* dst, const void* src, size_t bytes) override {
-    PG_HIP_CHECK(hipMemcpyAsync(dst, src, bytes, hipMemcpyDeviceToDevice, 0));
+    PG_HIP_CHECK(hipMemcpyAsync(dst, src, bytes, hipMemcpyDeviceToDevice, stream_));
   }
-  void synchronize() override { PG_HIP_CHECK(hipDeviceSynchronize()); }
-  void timer_start() override { PG_HIP_CHECK(hipEventRecord(start_, 0)); }
+
+  void fill(const std::vector<PatternRange>& ranges) override {
+    for (size_t begin = 0; begin < ranges.size(); begin += kRangesPerLaunch) {
+      const size_t end = std::min(ranges.size(), begin + kRangesPerLaunch);
+      fill_kernel<<<dim3(range_blocks(ranges, begin, end), static_cast<unsigned>(end - begin)), kRangeThreads, 0, stream_>>>(
+          range_args(ranges, begin, end));
+      PG_LAUNCH_CHECK("fill_kernel");
+    }
+  }
+
+  std::vector<PatternBreak> read_back(const std::vector<Read>& reads, const std::vector<PatternRange>& bands) override {
+    // Staged reads wait in pinned memory until the stream is done, then are copied out.
+    std::vector<std::pair<const unsigned char*, const Read*>> staged;
+    auto copy_out = [&] {
+      for (const auto& [from, r] : staged) std::memcpy(r->host_dst, from, r->bytes);
+      staged.clear();
+    };
+    for (const Read& r : reads) {
+      if (r.bytes == 0) continue;
+      if (r.bytes > staging_capacity_ - staging_used_ && staging_used_ > 0) {
+        wait();
+        copy_out();
+      }
+      unsigned char* at = stage(r.bytes);
+      if (at) {
+        PG_HIP_CHECK(hipMemcpyAsync(at, r.device_src, r.bytes, hipMemcpyDeviceToHost, stream_));
+        staged.emplace_back(at, &r);
+      } else {
+        PG_HIP_CHECK(hipMemcpyAsync(r.host_dst, r.device_src, r.bytes, hipMemcpyDeviceToHost, stream_));
+        wait();
+        copy_out();
+      }
+    }
+    std::vector<PatternBreak> out(bands.size());
+    for (size_t begin = 0; begin < bands.size(); begin += kRangesPerLaunch) {
+      const size_t end = std::min(bands.size(), begin + kRangesPerLaunch);
+      const size_t n = end - begin;
+      PG_HIP_CHECK(hipMemsetAsync(breaks_, 0, 2 * n * sizeof(unsigned long long), stream_));
+      breaks_kernel<<<dim3(range_blocks(bands, begin, end), static_cast<unsigned>(n)), kRangeThreads, 0, stream_>>>(
+          range_args(bands, begin, end), breaks_);
+      PG_LAUNCH_CHECK("breaks_kernel");
+      PG_HIP_CHECK(hipMemcpyAsync(breaks_host_, breaks_, 2 * n * sizeof(unsigned long long), hipMemcpyDeviceToHost, stream_));
+      wait();
+      for (size_t i = 0; i < n; ++i)
+        if (breaks_host_[2 * i + 1]) {
+          out[begin + i].first = static_cast<int64_t>(~breaks_host_[2 * i]);
+          out[begin + i].last = static_cast<int64_t>(breaks_host_[2 * i + 1] - 1);
+        }
+    }
+    if (bands.empty()) wait();  // else the last check waited
+    copy_out();
+    return out;
+  }
+
+  void synchronize() override { wait(); }
+  void timer_start() override { PG_HIP_CHECK(hipEventRecord(start_, stream_)); }
   double timer_stop_ms() override {
-    PG_HIP_CHECK(hipEventRecord(stop_, 0));
+    PG_HIP_CHECK(hipEventRecord(stop_, stream_));
     PG_HIP_CHECK(hipEventSynchronize(stop_));
     float ms = 0;
     PG_HIP_CHECK(hipEventElapsedTime(&ms, start_, stop_));
@@ -105,11 +264,40 @@ class GpuBackend final : public Backend {
   }
 
  private:
+  // Waits for the stream; the staging is free again after it.
+  void wait() {
+    PG_HIP_CHECK(hipStreamSynchronize(stream_));
+    staging_used_ = 0;
+  }
+
+  // `bytes` of pinned staging that no queued copy uses (waiting for the stream when it is full,
+  // growing it when too small); nullptr when bytes is more than kMaxStaging.
+  unsigned char* stage(size_t bytes) {
+    if (bytes > kMaxStaging) return nullptr;
+    if (bytes > staging_capacity_ - staging_used_) {
+      wait();
+      if (bytes > staging_capacity_) {
+        if (staging_) PG_HIP_CHECK(hipHostFree(staging_));
+        staging_ = nullptr;
+        staging_capacity_ = std::min(kMaxStaging, std::max(bytes, 2 * staging_capacity_ + (size_t{1} << 20)));
+        PG_HIP_CHECK(hipHostMalloc(reinterpret_cast<void**>(&staging_), staging_capacity_, hipHostMallocDefault));
+      }
+    }
+    unsigned char* at = staging_ + staging_used_;
+    staging_used_ = std::min(staging_capacity_, staging_used_ + (bytes + kStagingAlign - 1) / kStagingAlign * kStagingAlign);
+    return at;
+  }
+
   int device_;
+  hipStream_t stream_{};
   hipEvent_t start_{}, stop_{};
+  unsigned long long* breaks_ = nullptr;       // device: read_back's results
+  unsigned long long* breaks_host_ = nullptr;  // pinned
+  unsigned char* staging_ = nullptr;           // pinned
+  size_t staging_capacity_ = 0, staging_used_ = 0;
   std::mutex mutex_;
-  std::unordered_map<void*, size_t> sizes_;        // live allocations
-  std::unordered_multimap<size_t, void*> spare_;   // released ones by size
+  std::unordered_map<void*, size_t> sizes_;        // live allocations, by size class
+  std::unordered_multimap<size_t, void*> spare_;   // released ones by size class
   size_t spare_bytes_ = 0;
 };
 

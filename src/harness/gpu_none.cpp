@@ -23,7 +23,7 @@ std::vector<Variant> gpu_max_variants() { return {}; }
 std::vector<Variant> gpu_avg_variants() { return {}; }
 std::vector<ConvVariant> gpu_conv_variants() { return {}; }
 
-void copy_kernel_gpu(void*, const void*, size_t) { throw Error("no GPU backend in this build"); }
-void fma_chains_gpu(float*, int64_t, int) { throw Error("no GPU backend in this build"); }
+void copy_kernel_gpu(void*, void*, const void*, size_t) { throw Error("no GPU backend in this build"); }
+void fma_chains_gpu(void*, float*, int64_t, int) { throw Error("no GPU backend in this build"); }
 
 }  // namespace pg

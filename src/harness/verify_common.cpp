@@ -89,68 +89,69 @@ void poison_element(DType t, unsigned char* at) {
   }
 }
 
-// Filled by doubling copies: a fuzz case poisons about a megabyte of bands, and element by element
-// that was the largest single cost of a small case (14% of a CPU campaign's time).
-void poison_range(DType t, unsigned char* at, size_t bytes) {
-  const size_t size = static_cast<size_t>(dtype_size(t));
-  if (bytes < size) return;
-  poison_element(t, at);
-  const size_t whole = bytes / size * size;
-  for (size_t done = size; done < whole; done *= 2) std::memcpy(at + done, at, std::min(done, whole - done));
+uint64_t poison_pattern(DType t) {
+  unsigned char one[8] = {};
+  poison_element(t, one);
+  uint64_t pattern;
+  std::memcpy(&pattern, one, 8);
+  return pattern;
 }
 
 std::vector<unsigned char> poisoned(DType t, size_t bytes) {
   std::vector<unsigned char> out(bytes);
-  poison_range(t, out.data(), bytes);
+  fill_host({{out.data(), bytes, poison_pattern(t), dtype_size(t)}});
   return out;
 }
 
-std::string Guarded::band_damage(const std::vector<unsigned char>& now, const char* name) const {
-  const size_t end = front + payload;
-  if (std::memcmp(now.data(), host.data(), front) == 0 &&
-      std::memcmp(now.data() + end, host.data() + end, back) == 0)
-    return "";
-  for (size_t i = front; i-- > 0;)
-    if (now[i] != host[i])
-      return std::string("write before the start of ") + name + " (sentinel band changed at byte -" +
-             std::to_string(front - i) + ")";
-  for (size_t i = end; i < end + back; ++i)
-    if (now[i] != host[i])
-      return std::string("write past the end of ") + name + " (sentinel band changed at byte " +
-             std::to_string(i - front) + " of a " + std::to_string(payload) + "-byte buffer)";
-  return "";
+PatternRange Guarded::front_band() const { return {buffer.get(), front, pattern, pattern_bytes}; }
+
+PatternRange Guarded::back_band() const {
+  return {static_cast<unsigned char*>(buffer.get()) + front + payload, back, pattern, pattern_bytes};
 }
 
-std::string Guarded::untouched(Backend& b, const char* name) const {
-  if (!buffer.get()) return "";
-  std::vector<unsigned char> now(host.size());
-  b.download(now.data(), buffer.get(), now.size());
-  const std::string bands = band_damage(now, name);
-  if (!bands.empty()) return bands;
-  if (std::memcmp(payload_in(now), payload_in(host), payload) != 0) return std::string("input ") + name + " was modified";
+PatternRange Guarded::whole() const { return {buffer.get(), front + payload + back, pattern, pattern_bytes}; }
+
+std::string Guarded::band_damage(const PatternBreak& front_break, const PatternBreak& back_break,
+                                 const char* name) const {
+  if (front_break.last >= 0)
+    return std::string("write before the start of ") + name + " (sentinel band changed at byte -" +
+           std::to_string(front - static_cast<size_t>(front_break.last)) + ")";
+  if (back_break.first >= 0)
+    return std::string("write past the end of ") + name + " (sentinel band changed at byte " +
+           std::to_string(payload + static_cast<size_t>(back_break.first)) + " of a " + std::to_string(payload) +
+           "-byte buffer)";
   return "";
 }
 
 namespace {
 
-// A guarded buffer's host image, allocated once at its final size (a full-size benchmark row's
-// image is hundreds of MB: every extra copy or reallocation costs a pass over fresh pages): the
-// bands filled, the payload left to `fill`, then the whole image uploaded.
-template <class Fill>
-Guarded guarded_with(Backend& b, size_t payload, const DType* band_fill, const Fill& fill) {
+// The pattern a band of `t`'s poison holds, or zeros.
+void set_pattern(Guarded& g, const DType* band_fill) {
+  if (!band_fill) return;
+  g.pattern = poison_pattern(*band_fill);
+  g.pattern_bytes = dtype_size(*band_fill);
+}
+
+// A guarded buffer of `payload` bytes on `b`: allocated with its bands, the bands filled there.
+Guarded guarded_buffer(Backend& b, size_t payload, const DType* band_fill) {
   Guarded g;
   g.payload = payload;
   const BandRule rule = band_rule(b);
   g.front = round_up(std::max(rule.min, std::min(g.payload, kMaxBand)), rule.grain);
   g.back = g.front + (round_up(g.payload, rule.grain) - g.payload);
-  g.host.resize(g.front + g.payload + g.back);
-  if (band_fill) {
-    poison_range(*band_fill, g.host.data(), g.front);
-    poison_range(*band_fill, g.host.data() + g.front + g.payload, g.back);
-  }
-  fill(g.host.data() + g.front);
-  g.buffer = Buffer(b, g.host.size());
-  b.upload(g.buffer.get(), g.host.data(), g.host.size());
+  set_pattern(g, band_fill);
+  g.buffer = Buffer(b, g.front + g.payload + g.back);
+  b.fill({g.front_band(), g.back_band()});
+  return g;
+}
+
+// An input: its payload encoded once on the host (`fill` writes it), kept, and uploaded.
+template <class Fill>
+Guarded guarded_input(Backend& b, size_t payload, const DType* band_fill, const Fill& fill) {
+  Guarded g = guarded_buffer(b, payload, band_fill);
+  g.payload_host.resize(payload);
+  fill(g.payload_host.data());
+  b.upload(g.data(), g.payload_host.data(), payload);
   return g;
 }
 
@@ -158,20 +159,22 @@ Guarded guarded_with(Backend& b, size_t payload, const DType* band_fill, const F
 
 // `band_fill` is the dtype whose poison fills the bands; none fills them with zeros.
 Guarded make_guarded(Backend& b, const std::vector<unsigned char>& host_payload, const DType* band_fill) {
-  return guarded_with(b, host_payload.size(), band_fill,
-                      [&](unsigned char* at) {
-                        // An empty payload's data() may be null, which memcpy must not get.
-                        if (!host_payload.empty()) std::memcpy(at, host_payload.data(), host_payload.size());
-                      });
+  return guarded_input(b, host_payload.size(), band_fill,
+                       [&](unsigned char* at) {
+                         // An empty payload's data() may be null, which memcpy must not get.
+                         if (!host_payload.empty()) std::memcpy(at, host_payload.data(), host_payload.size());
+                       });
 }
 
 Guarded make_guarded_values(Backend& b, DType t, const std::vector<double>& v, const char* name) {
-  return guarded_with(b, v.size() * static_cast<size_t>(dtype_size(t)), &t,
-                      [&](unsigned char* at) { encode_values_into(t, v, name, at); });
+  return guarded_input(b, v.size() * static_cast<size_t>(dtype_size(t)), &t,
+                       [&](unsigned char* at) { encode_values_into(t, v, name, at); });
 }
 
 Guarded make_guarded_poisoned(Backend& b, DType t, size_t bytes) {
-  return guarded_with(b, bytes, &t, [&](unsigned char* at) { poison_range(t, at, bytes); });
+  Guarded g = guarded_buffer(b, bytes, &t);
+  b.fill({g.whole()});
+  return g;
 }
 
 std::string element_coord_text(Layout layout, int dims, int64_t channels, const int64_t* in, int64_t i) {
@@ -317,24 +320,15 @@ Mismatches compare_with_oracle(DType t, const unsigned char* got, const OracleAn
   return out;
 }
 
-std::vector<unsigned char> run_poisoned(Backend& b, const Guarded& dx, const Buffer& workspace,
-                                        const std::function<void()>& launch) {
+void run_poisoned(Backend& b, const Guarded& dx, const Buffer& workspace, const std::function<void()>& launch) {
   {
     const PhaseScope phase(Phase::poison);
-    b.upload(dx.buffer.get(), dx.host.data(), dx.host.size());
-    if (workspace.bytes()) {
-      const auto junk = poisoned(DType::f32, workspace.bytes());
-      b.upload(workspace.get(), junk.data(), junk.size());
-    }
+    std::vector<PatternRange> ranges = {dx.whole()};
+    if (workspace.bytes()) ranges.push_back({workspace.get(), workspace.bytes(), poison_pattern(DType::f32), 4});
+    b.fill(ranges);
   }
-  {
-    const PhaseScope phase(Phase::kernel);
-    launch();
-  }
-  const PhaseScope phase(Phase::download);
-  std::vector<unsigned char> out(dx.host.size());
-  b.download(out.data(), dx.buffer.get(), out.size());
-  return out;
+  const PhaseScope phase(Phase::kernel);
+  launch();
 }
 
 Outcome verify_run(const CaseUnderTest& c, const VerifyOptions& opt, std::vector<unsigned char>* output) {
@@ -357,38 +351,67 @@ Outcome verify_run(const CaseUnderTest& c, const VerifyOptions& opt, std::vector
     if (opt.write_failure_file) write_failure_file(c.failure_file, out.message);
     return out;
   };
-  // A run that throws (on a GPU: an illegal address reported by the runtime) is this case's
-  // failure. Nothing more is asked of the backend after it: its context may be gone.
-  auto run = [&](std::vector<unsigned char>* dx) {
-    try {
-      *dx = c.run_once();
-      return true;
-    } catch (const std::exception& ex) {
-      header(std::string("the run failed: ") + ex.what(), "the run failed");
-      return false;
-    }
+  // A run that throws (on a GPU: an illegal address reported by the runtime, at the launch's
+  // wait or the read back after it) is this case's failure. Nothing more is asked of the backend
+  // after it: its context may be gone.
+  auto failed_run = [&](const std::exception& ex) {
+    header(std::string("the run failed: ") + ex.what(), "the run failed");
+    return finish_fail();
+  };
+  // dx's payload into *dx and its bands' breaks, with `extra` reads and bands before them, in one
+  // read back (one wait on a GPU).
+  auto run_and_read = [&](std::vector<unsigned char>* dx, std::vector<Read> reads, std::vector<PatternRange> bands) {
+    c.run_once();
+    const PhaseScope phase(Phase::download);
+    dx->resize(c.dx->payload);
+    reads.push_back({dx->data(), c.dx->data(), c.dx->payload});
+    bands.push_back(c.dx->front_band());
+    bands.push_back(c.dx->back_band());
+    return c.backend->read_back(reads, bands);
   };
 
+  // The first run reads back the inputs too: their payloads and bands must be as uploaded.
+  std::vector<std::vector<unsigned char>> inputs_now(c.inputs.size());
+  std::vector<Read> input_reads;
+  std::vector<PatternRange> input_bands;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    const Guarded& g = *c.inputs[i].first;
+    if (!g.buffer.get()) continue;
+    inputs_now[i].resize(g.payload);
+    input_reads.push_back({inputs_now[i].data(), g.data(), g.payload});
+    input_bands.push_back(g.front_band());
+    input_bands.push_back(g.back_band());
+  }
   std::vector<unsigned char> first;
-  if (!run(&first)) return finish_fail();
+  std::vector<PatternBreak> breaks;
+  try {
+    breaks = run_and_read(&first, input_reads, input_bands);
+  } catch (const std::exception& ex) {
+    return failed_run(ex);
+  }
   std::optional<PhaseScope> phase(Phase::check);
-  for (const auto& [g, name] : c.inputs) {
-    const std::string bad = g->untouched(*c.backend, name);
+  size_t band = 0;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    const auto& [g, name] = c.inputs[i];
+    if (!g->buffer.get()) continue;
+    std::string bad = g->band_damage(breaks[band], breaks[band + 1], name);
+    band += 2;
+    if (bad.empty() && std::memcmp(inputs_now[i].data(), g->payload_host.data(), g->payload) != 0)
+      bad = std::string("input ") + name + " was modified";
     if (!bad.empty()) {
       header(bad, without_detail(bad));
       return finish_fail();
     }
   }
-  const std::string dx_bands = c.dx->band_damage(first, "dx");
+  const std::string dx_bands = c.dx->band_damage(breaks[band], breaks[band + 1], "dx");
   if (!dx_bands.empty()) {
     header(dx_bands, without_detail(dx_bands));
     return finish_fail();
   }
 
   phase.emplace(Phase::compare);
-  const unsigned char* got = c.dx->payload_in(first);
-  const auto keep_copy = [&] { output->assign(got, got + c.dx->payload); };
-  const Mismatches bad = compare_with_oracle(c.dtype, got, c.want, opt.max_reported, c.coord);
+  const auto keep_copy = [&] { *output = first; };
+  const Mismatches bad = compare_with_oracle(c.dtype, first.data(), c.want, opt.max_reported, c.coord);
   if (bad.wrong) {
     keep_copy();
     header(std::to_string(bad.wrong) + " of " + std::to_string(c.want.dx->size()) + " dx elements wrong",
@@ -399,8 +422,16 @@ Outcome verify_run(const CaseUnderTest& c, const VerifyOptions& opt, std::vector
 
   if (c.deterministic && opt.check_repeatable) {
     std::vector<unsigned char> second;
-    if (!run(&second)) {
+    try {
+      breaks = run_and_read(&second, {}, {});
+    } catch (const std::exception& ex) {
       keep_copy();
+      return failed_run(ex);
+    }
+    const std::string second_bands = c.dx->band_damage(breaks[0], breaks[1], "dx");
+    if (!second_bands.empty()) {
+      keep_copy();
+      header(second_bands + " on the second run", without_detail(second_bands));
       return finish_fail();
     }
     if (second != first) {
@@ -409,10 +440,6 @@ Outcome verify_run(const CaseUnderTest& c, const VerifyOptions& opt, std::vector
       return finish_fail();
     }
   }
-  // The payload moved down in place instead of copied out: a full-size benchmark row's dx is
-  // hundreds of MB, and a fresh copy costs a pass over fresh pages.
-  first.resize(c.dx->front + c.dx->payload);
-  first.erase(first.begin(), first.begin() + static_cast<std::ptrdiff_t>(c.dx->front));
   *output = std::move(first);
   return out;
 }

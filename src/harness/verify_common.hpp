@@ -26,31 +26,34 @@ inline constexpr size_t kMaxBand = size_t{64} << 20;
 // Bit patterns no kernel produces: NaNs with a payload. An element still holding one after a
 // run was never written.
 void poison_element(DType t, unsigned char* at);
-void poison_range(DType t, unsigned char* at, size_t bytes);
+uint64_t poison_pattern(DType t);  // the element's bytes, as a PatternRange holds them
 std::vector<unsigned char> poisoned(DType t, size_t bytes);
 
-// A device allocation of its own with sentinel bands; `host` holds front band + payload + back
-// band as uploaded.
+// A device allocation of its own with sentinel bands: front band, payload, back band. The bands
+// hold `pattern` repeated from each band's start (the dtype's poison, or zeros), written and
+// checked on the backend (Backend::fill, read_back); only an input's payload crosses the bus.
 struct Guarded {
   Buffer buffer;
-  std::vector<unsigned char> host;
+  std::vector<unsigned char> payload_host;  // an input's payload as uploaded; empty for an output
+  uint64_t pattern = 0;                     // its low pattern_bytes bytes, in memory order
+  int pattern_bytes = 1;
   size_t front = 0, payload = 0, back = 0;
 
   void* data() const { return static_cast<unsigned char*>(buffer.get()) + front; }
-  const unsigned char* payload_in(const std::vector<unsigned char>& all) const { return all.data() + front; }
+  PatternRange front_band() const;
+  PatternRange back_band() const;
+  PatternRange whole() const;  // bands and payload: an output poisoned before a run
 
-  // "" when both bands of `now` (this buffer as downloaded) are as uploaded; else which band
-  // changed, with the changed byte nearest the payload as an offset from the payload's start.
-  std::string band_damage(const std::vector<unsigned char>& now, const char* name) const;
-  // "" when the buffer, bands included, is exactly as uploaded (an input nothing may write).
-  std::string untouched(Backend& b, const char* name) const;
+  // "" when neither band broke its pattern; else which band changed, with the changed byte
+  // nearest the payload as an offset from the payload's start.
+  std::string band_damage(const PatternBreak& front_break, const PatternBreak& back_break, const char* name) const;
 };
 
 // `band_fill` is the dtype whose poison fills the bands; none fills them with zeros.
 Guarded make_guarded(Backend& b, const std::vector<unsigned char>& host_payload, const DType* band_fill);
-// The same with the payload written in place, bands poisoned with `t`: values encoded in `t`
-// (refused as encode_values refuses them), or poison (an output).
+// The same with the payload values encoded in `t` (refused as encode_values refuses them).
 Guarded make_guarded_values(Backend& b, DType t, const std::vector<double>& v, const char* name);
+// An output: bands and payload poisoned with `t`.
 Guarded make_guarded_poisoned(Backend& b, DType t, size_t bytes);
 
 std::string format_double(double v);
@@ -79,16 +82,15 @@ struct Mismatches {
 Mismatches compare_with_oracle(DType t, const unsigned char* got, const OracleAnswer& want, int max_reported,
                                const std::function<std::string(int64_t)>& coord);
 
-// One run of a prepared case: dx re-uploaded poisoned and the workspace filled with junk (so a
-// variant that reads it before writing shows), `launch`, then dx downloaded with its bands.
-std::vector<unsigned char> run_poisoned(Backend& b, const Guarded& dx, const Buffer& workspace,
-                                        const std::function<void()>& launch);
+// One run of a prepared case: dx poisoned again and the workspace filled with junk (so a
+// variant that reads it before writing shows), then `launch`.
+void run_poisoned(Backend& b, const Guarded& dx, const Buffer& workspace, const std::function<void()>& launch);
 
 // One prepared case of any op, as verify_run() checks it.
 struct CaseUnderTest {
   Backend* backend = nullptr;
-  // Uploads the poisoned dx (and junk workspace), launches once, downloads dx with its bands.
-  std::function<std::vector<unsigned char>()> run_once;
+  // Poisons dx (and fills the workspace with junk) and launches once; verify_run reads back.
+  std::function<void()> run_once;
   std::vector<std::pair<const Guarded*, const char*>> inputs;  // must stay as uploaded, bands included
   const Guarded* dx = nullptr;
   DType dtype = DType::f32;
@@ -175,14 +177,15 @@ struct RunState {
     if (sync) backend.synchronize();
   }
 
-  // dx as downloaded after one run, bands included.
-  std::vector<unsigned char> run_once() { return run_poisoned(backend, dx, workspace, [this] { launch(true); }); }
+  // One verified run: dx poisoned, the launch (verify_run's read back waits for it: one wait per
+  // run instead of two on a GPU).
+  void run_once() { run_poisoned(backend, dx, workspace, [this] { launch(false); }); }
 
   // The case as verify_run() checks it, but for the inputs, the oracle's answer and coordinates.
   CaseUnderTest case_under_test() {
     CaseUnderTest c;
     c.backend = &backend;
-    c.run_once = [this] { return run_once(); };
+    c.run_once = [this] { run_once(); };
     c.dx = &dx;
     c.dtype = problem.dtype;
     c.header = [this](const std::string& what) { return header(what); };

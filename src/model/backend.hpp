@@ -19,6 +19,26 @@ struct Error : std::runtime_error {
 
 enum class BackendKind { cpu, gpu };
 
+// A stretch of backend memory that should hold `pattern` (its low `pattern_bytes` bytes, 1, 2, 4
+// or 8, in memory order) repeated from `at` on: a sentinel band, or poison.
+struct PatternRange {
+  void* at = nullptr;
+  size_t bytes = 0;
+  uint64_t pattern = 0;
+  int pattern_bytes = 1;
+};
+// Where a range differs from its pattern: the first and the last differing byte's offset from
+// the range's start; -1 and -1 when it does not.
+struct PatternBreak {
+  int64_t first = -1, last = -1;
+};
+// A download into host memory.
+struct Read {
+  void* host_dst = nullptr;
+  const void* device_src = nullptr;
+  size_t bytes = 0;
+};
+
 struct DeviceInfo {
   std::string name;
   std::string arch;  // "cpu", "sm_90", "gfx90a"
@@ -36,14 +56,30 @@ class Backend {
   virtual DeviceInfo info() const = 0;
   virtual void* alloc(size_t bytes) = 0;
   virtual void release(void* p) = 0;
+  // Enqueued after the work before it; host_src may be reused as soon as it returns.
   virtual void upload(void* device_dst, const void* host_src, size_t bytes) = 0;
+  // Waits for the work before it.
   virtual void download(void* host_dst, const void* device_src, size_t bytes) = 0;
   virtual void copy(void* dst, const void* src, size_t bytes) = 0;  // device to device, async
-  virtual void synchronize() = 0;
+  // Each range filled with its pattern, enqueued (poison and sentinel bands written on the
+  // device instead of uploaded: a fuzz case's bands are a megabyte, its payload a few KB).
+  virtual void fill(const std::vector<PatternRange>& ranges) = 0;
+  // Waits for the work before it once, then downloads each of `reads` and finds where each of
+  // `bands` breaks its pattern (one result per band, in order).
+  virtual std::vector<PatternBreak> read_back(const std::vector<Read>& reads,
+                                              const std::vector<PatternRange>& bands) = 0;
+  virtual void synchronize() = 0;  // waits for this backend's work (on a GPU: its own stream)
   // Timer around enqueued work: GPU events on a GPU, the wall clock on the CPU.
   virtual void timer_start() = 0;
   virtual double timer_stop_ms() = 0;  // waits for the work
+  // The stream a variant's launch on this backend enqueues on (a GPU backend's own, one per
+  // backend object: a fuzz campaign's jobs each have theirs); nullptr: the device's default one.
+  virtual void* gpu_stream() { return nullptr; }
 };
+
+// fill() and read_back() over memory the host can address (the CPU backend).
+void fill_host(const std::vector<PatternRange>& ranges);
+std::vector<PatternBreak> pattern_breaks_host(const std::vector<PatternRange>& bands);
 
 // Device memory owned by one backend; freed when it goes out of scope.
 class Buffer {
