@@ -4,12 +4,14 @@
 #include <cctype>
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "kernels/common/exec.hpp"
@@ -45,6 +47,10 @@ struct Lane {
   // starting at once spread over the lanes instead of piling onto the first.
   std::atomic<int64_t> charged_ns{0};
   std::atomic<bool> done{false};
+  // Cases the drawer thread drew ahead, (k, case), and draws of this lane in progress there.
+  std::mutex ready_m;
+  std::deque<std::pair<int64_t, std::unique_ptr<DrawnCase>>> ready;
+  std::atomic<int> drawing{0};
   std::mutex m;  // guards tags and failures
   std::map<std::string, int64_t> tags;
   std::vector<FailureRecord> failures;
@@ -79,6 +85,7 @@ class Campaign {
     std::vector<std::thread> workers;
     for (int j = 0; j < jobs; ++j)
       workers.emplace_back([this, j, executor_threads] { work(j, executor_threads); });
+    std::thread drawer([this] { draw_ahead(); });
     Clock::time_point next_status = start + to_duration(o_.status_every_s);
     {
       std::unique_lock<std::mutex> lock(m_);
@@ -96,6 +103,8 @@ class Campaign {
       }
     }
     for (auto& w : workers) w.join();
+    drawer_stop_.store(true);
+    drawer.join();
     if (error_) std::rethrow_exception(error_);
     return report(seconds_since(start), jobs);
   }
@@ -125,6 +134,88 @@ class Campaign {
     return best;
   }
 
+  // The random source of case k of lane l.
+  rc::Random case_random(const Lane& l, int64_t k) const {
+    const uint64_t index = static_cast<uint64_t>(k) * o_.shard_count + o_.shard;
+    return rc::Random(splitmix64(o_.seed ^ splitmix64(l.key ^ splitmix64(index))));
+  }
+
+  // The drawer thread: RapidCheck's generators run under one process-wide lock, which 16 jobs
+  // drawing their own cases made the campaign's bottleneck (36% of a GPU job's time waiting for
+  // it, H100, 2026-11-25). Here one thread draws for every lane, keeping each lane's queue
+  // kReadyDepth deep, the emptiest first; a job whose lane's queue is empty draws for itself.
+  // Case k is the same case whoever draws it.
+  static constexpr size_t kReadyDepth = 32;
+  void draw_ahead() {
+    try {
+      while (!drawer_stop_.load() && !stopping_.load()) {
+        Lane* emptiest = nullptr;
+        size_t fewest = kReadyDepth;
+        for (const auto& l : lanes_) {
+          if (l->done.load() || (o_.cases > 0 && l->claimed.load() >= o_.cases)) continue;
+          std::lock_guard<std::mutex> lock(l->ready_m);
+          if (l->ready.size() < fewest) {
+            fewest = l->ready.size();
+            emptiest = l.get();
+          }
+        }
+        if (!emptiest) {
+          std::this_thread::sleep_for(std::chrono::microseconds(100));
+          continue;
+        }
+        Lane& l = *emptiest;
+        ++l.drawing;
+        const int64_t k = l.claimed.fetch_add(1);
+        if (o_.cases > 0 && k >= o_.cases) {
+          --l.drawing;
+          continue;
+        }
+        const PhaseTimes before = thread_phase_times();
+        std::unique_ptr<DrawnCase> c = l.target->draw(case_random(l, k));
+        charge(l, thread_phase_times() - before);
+        {
+          std::lock_guard<std::mutex> lock(l.ready_m);
+          l.ready.emplace_back(k, std::move(c));
+        }
+        --l.drawing;
+      }
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(m_);
+      if (!error_) error_ = std::current_exception();
+      stopping_.store(true);
+    }
+  }
+
+  // Time spent on a lane outside a job's case (the drawer's draws): busy, charged and profiled.
+  void charge(Lane& l, const PhaseTimes& spent) {
+    int64_t ns = 0;
+    for (const int64_t t : spent.ns) ns += t;
+    l.busy_ns += ns;
+    l.charged_ns += ns;
+    std::lock_guard<std::mutex> lock(l.m);
+    l.phases += spent;
+  }
+
+  // The next case of lane l for a job: one the drawer drew, else a fresh claim drawn here; none
+  // when the lane has run its --cases (it is then done, once no draw of it is in flight).
+  std::optional<std::pair<int64_t, std::unique_ptr<DrawnCase>>> next_case(Lane& l) {
+    {
+      std::lock_guard<std::mutex> lock(l.ready_m);
+      if (!l.ready.empty()) {
+        auto c = std::move(l.ready.front());
+        l.ready.pop_front();
+        return c;
+      }
+    }
+    const int64_t k = l.claimed.fetch_add(1);
+    if (o_.cases > 0 && k >= o_.cases) {
+      std::lock_guard<std::mutex> lock(l.ready_m);
+      if (l.ready.empty() && l.drawing.load() == 0) l.done.store(true);
+      return std::nullopt;
+    }
+    return std::make_pair(k, l.target->draw(case_random(l, k)));
+  }
+
   void work(int job, int executor_threads) {
     try {
       CpuExec::limit_threads_of_this_thread(executor_threads);
@@ -135,12 +226,7 @@ class Campaign {
       while (!stopping_.load()) {
         Lane* l = pick(device);
         if (!l) break;
-        const int64_t k = l->claimed.fetch_add(1);
-        if (o_.cases > 0 && k >= o_.cases) {
-          l->done.store(true);
-          continue;
-        }
-        run_case(*l, k, l->device >= 0 ? *gpu : *cpu);
+        run_case(*l, l->device >= 0 ? *gpu : *cpu);
       }
     } catch (...) {
       std::lock_guard<std::mutex> lock(m_);
@@ -152,22 +238,24 @@ class Campaign {
     cv_.notify_all();
   }
 
-  void run_case(Lane& l, int64_t k, Backend& b) {
-    const uint64_t index = static_cast<uint64_t>(k) * o_.shard_count + o_.shard;
-    const rc::Random random(splitmix64(o_.seed ^ splitmix64(l.key ^ splitmix64(index))));
+  void run_case(Lane& l, Backend& b) {
     const int64_t cases = l.cases.load();
     const int64_t estimate = cases > 0 ? l.busy_ns.load() / cases : 1000000;
     l.charged_ns += estimate;
     const Clock::time_point t0 = Clock::now();
     const PhaseTimes phases_before = thread_phase_times();
-    Trial t = l.target->run(random, b);
-    if (t.verdict == Trial::Verdict::discard) ++l.discarded;
-    else ++l.cases;
-    if (t.verdict == Trial::Verdict::pass) {
-      std::lock_guard<std::mutex> lock(l.m);
-      for (const std::string& tag : t.tags) ++l.tags[tag];
+    auto next = next_case(l);
+    if (next) {
+      const auto& [k, drawn] = *next;
+      Trial t = l.target->run(*drawn, b);
+      if (t.verdict == Trial::Verdict::discard) ++l.discarded;
+      else ++l.cases;
+      if (t.verdict == Trial::Verdict::pass) {
+        std::lock_guard<std::mutex> lock(l.m);
+        for (const std::string& tag : t.tags) ++l.tags[tag];
+      }
+      if (t.verdict == Trial::Verdict::fail) on_failure(l, case_random(l, k), b, std::move(t));
     }
-    if (t.verdict == Trial::Verdict::fail) on_failure(l, random, b, std::move(t));
     const PhaseTimes phases = thread_phase_times() - phases_before;
     const int64_t spent = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
     {
@@ -276,6 +364,7 @@ class Campaign {
   std::vector<std::unique_ptr<Lane>> lanes_;
   Clock::time_point start_;
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> drawer_stop_{false};
   std::atomic<int64_t> failures_{0};
   std::mutex m_, status_mutex_;
   std::condition_variable cv_;

@@ -40,15 +40,15 @@ class GeneratedTarget : public Target {
   std::string variant() const final { return v_.name; }
   BackendKind backend_kind() const final { return kind_; }
 
-  Trial run(const rc::Random& random, Backend& b) const final {
-    Case c;
-    {
-      const PhaseScope phase(Phase::draw);
-      const auto lock = lock_rapidcheck();
-      c = gen_(random).value();
-    }
-    return check(c, b);
+  std::unique_ptr<DrawnCase> draw(const rc::Random& random) const final {
+    const PhaseScope phase(Phase::draw);
+    auto d = std::make_unique<Drawn>();
+    const auto lock = lock_rapidcheck();
+    d->c = gen_(random).value();
+    return d;
   }
+
+  Trial run(const DrawnCase& c, Backend& b) const final { return check(static_cast<const Drawn&>(c).c, b); }
 
   Trial shrink(const rc::Random& random, Backend& b, const std::string& signature, int max_runs,
                const std::atomic<bool>& stop) const final {
@@ -100,6 +100,10 @@ class GeneratedTarget : public Target {
   const V& v_;
 
  private:
+  struct Drawn final : DrawnCase {
+    Case c;
+  };
+
   Trial check(const Case& c, Backend& b) const {
     const Support s = v_.supports(c.problem, b.kind());
     if (!s.ok) return discarded_trial(s.why);

@@ -30,6 +30,12 @@ struct Trial {
   bool backend_lost = false;
 };
 
+// A case as a target drew it, for the same target (or one of the same type) to run.
+class DrawnCase {
+ public:
+  virtual ~DrawnCase() = default;
+};
+
 class Target {
  public:
   virtual ~Target() = default;
@@ -37,8 +43,11 @@ class Target {
   virtual BackendKind backend_kind() const = 0;
   // Every tag a long run over this target's domain must reach (reported as "reached of admitted").
   virtual std::vector<std::string> admitted_tags() const = 0;
-  // Draws the case `random` selects and verifies it on `b`. Same random, same case.
-  virtual Trial run(const rc::Random& random, Backend& b) const = 0;
+  // The case `random` selects: same random, same case. Takes the RapidCheck lock
+  // (fuzz/rapidcheck_lock.hpp), so a campaign draws on a thread of its own ahead of the jobs.
+  virtual std::unique_ptr<DrawnCase> draw(const rc::Random& random) const = 0;
+  // Verifies a case this target drew on `b`.
+  virtual Trial run(const DrawnCase& c, Backend& b) const = 0;
   // The smallest case reachable from `random`'s by shrinking steps that keep a failure of the
   // same signature on `b`; returns that case's failing trial. Stops early (keeping the smallest
   // found so far) after `max_runs` verifications or when `stop` is set.
