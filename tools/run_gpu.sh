@@ -286,7 +286,7 @@ run_pace() {
     pace_campaign "$here/bin/poolgrad" new_all all "${SECONDS_ALL:-60}"
   fi
   # At most 8 files come back from a device call: the reports, logs and case files as one archive.
-  (cd "$out" && tar -czf pace.tgz pace_* cases-* 2>/dev/null && rm -rf pace_* cases-*)
+  (cd "$out" && shopt -s nullglob && tar -czf pace.tgz pace_* cases-* && rm -rf pace_* cases-*)
 }
 
 case "${1:-all}" in
