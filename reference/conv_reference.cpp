@@ -88,8 +88,26 @@ std::vector<double> conv_forward(const ConvProblem& p, const std::vector<double>
 ConvGradient conv_backward_data(const ConvProblem& p, const std::vector<double>& dy, const std::vector<double>& w) {
   const auto elems = static_cast<size_t>(p.x_elems());
   ConvGradient g{std::vector<double>(elems, 0.0), std::vector<double>(elems, 0.0), std::vector<int64_t>(elems, 0)};
-  const auto l0 = links_by_input(p, 0), l1 = links_by_input(p, 1), l2 = links_by_input(p, 2);
+  const std::vector<std::vector<Link>> links[kAxes] = {links_by_input(p, 0), links_by_input(p, 1), links_by_input(p, 2)};
   const int64_t cpg = p.c_per_group(), kpg = p.k_per_group();
+  // dy's and w's offsets are sums of one part per index (offset() and weight_offset() expanded):
+  // dy = n*K*outs + k*k_step + sum o[a]*o_step[a], w = k*cpg*taps + cg*cg_step + sum t[a]*t_step[a].
+  // Each link carries its axis's two parts, so the innermost loop only adds.
+  const bool first = p.layout == Layout::channels_first;
+  const int64_t outs = p.out[0] * p.out[1] * p.out[2], taps = p.kernel[0] * p.kernel[1] * p.kernel[2];
+  const int64_t o_unit = first ? 1 : p.k, t_unit = first ? 1 : cpg;
+  const int64_t o_step[kAxes] = {p.out[1] * p.out[2] * o_unit, p.out[2] * o_unit, o_unit};
+  const int64_t t_step[kAxes] = {p.kernel[1] * p.kernel[2] * t_unit, p.kernel[2] * t_unit, t_unit};
+  const int64_t k_step = first ? outs : 1, cg_step = first ? taps : 1;
+  struct Parts {
+    int64_t dy, w;
+  };
+  std::vector<std::vector<Parts>> parts[kAxes];
+  for (int a = 0; a < kAxes; ++a)
+    for (const std::vector<Link>& at_i : links[a]) {
+      parts[a].emplace_back();
+      for (const Link& l : at_i) parts[a].back().push_back({l.o * o_step[a], l.t * t_step[a]});
+    }
   for (int64_t n = 0; n < p.n; ++n)
     for (int64_t c = 0; c < p.c; ++c)
       for (int64_t i0 = 0; i0 < p.in[0]; ++i0)
@@ -98,19 +116,20 @@ ConvGradient conv_backward_data(const ConvProblem& p, const std::vector<double>&
             const int64_t i[kAxes] = {i0, i1, i2};
             const int64_t at = offset(p, p.c, p.in, n, c, i);
             const int64_t group = c / cpg;
-            // Summed in locals, stored once: the same order and bits, without a store per term.
+            // Summed in locals, stored once; terms in the order k, tap along D, H, W.
             double sum = 0, abs_sum = 0;
             int64_t terms = 0;
-            for (int64_t k = group * kpg; k < (group + 1) * kpg; ++k)
-              for (const Link& a : l0[i0])
-                for (const Link& b : l1[i1])
-                  for (const Link& e : l2[i2]) {
-                    const int64_t t[kAxes] = {a.t, b.t, e.t}, o[kAxes] = {a.o, b.o, e.o};
-                    const double term = dy[offset(p, p.k, p.out, n, k, o)] * w[weight_offset(p, k, c % cpg, t)];
+            for (int64_t k = group * kpg; k < (group + 1) * kpg; ++k) {
+              const int64_t dy_k = n * p.k * outs + k * k_step, w_k = k * cpg * taps + (c % cpg) * cg_step;
+              for (const Parts& a : parts[0][i0])
+                for (const Parts& b : parts[1][i1])
+                  for (const Parts& e : parts[2][i2]) {
+                    const double term = dy[dy_k + a.dy + b.dy + e.dy] * w[w_k + a.w + b.w + e.w];
                     sum += term;
                     abs_sum += std::fabs(term);
                     ++terms;
                   }
+            }
             g.dx[at] = sum;
             g.abs_sum[at] = abs_sum;
             g.terms[at] = terms;
