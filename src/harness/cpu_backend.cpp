@@ -98,12 +98,18 @@ class CpuBackend final : public Backend {
     }
     munmap(m.base, m.bytes);
   }
-  void upload(void* dst, const void* src, size_t bytes) override { std::memcpy(dst, src, bytes); }
-  void download(void* dst, const void* src, size_t bytes) override { std::memcpy(dst, src, bytes); }
+  // An empty transfer's pointers may be null, which memcpy must not get.
+  void upload(void* dst, const void* src, size_t bytes) override {
+    if (bytes) std::memcpy(dst, src, bytes);
+  }
+  void download(void* dst, const void* src, size_t bytes) override {
+    if (bytes) std::memcpy(dst, src, bytes);
+  }
   void copy(void* dst, const void* src, size_t bytes) override { std::memcpy(dst, src, bytes); }
   void fill(const std::vector<PatternRange>& ranges) override { fill_host(ranges); }
   std::vector<PatternBreak> read_back(const std::vector<Read>& reads, const std::vector<PatternRange>& bands) override {
-    for (const Read& r : reads) std::memcpy(r.host_dst, r.device_src, r.bytes);
+    for (const Read& r : reads)
+      if (r.bytes) std::memcpy(r.host_dst, r.device_src, r.bytes);  // an empty one's host_dst may be null
     return pattern_breaks_host(bands);
   }
   void synchronize() override {}
