@@ -186,7 +186,8 @@ class Campaign {
     }
   }
 
-  // Time spent on a lane outside a job's case (the drawer's draws): busy, charged and profiled.
+  // Thread time spent on a lane (a job's case, or the drawer's draw of one), busy, charged and
+  // profiled. Every moment of a thread's time is in some phase, so the phases add up to it.
   void charge(Lane& l, const PhaseTimes& spent) {
     int64_t ns = 0;
     for (const int64_t t : spent.ns) ns += t;
@@ -242,7 +243,6 @@ class Campaign {
     const int64_t cases = l.cases.load();
     const int64_t estimate = cases > 0 ? l.busy_ns.load() / cases : 1000000;
     l.charged_ns += estimate;
-    const Clock::time_point t0 = Clock::now();
     const PhaseTimes phases_before = thread_phase_times();
     auto next = next_case(l);
     if (next) {
@@ -256,14 +256,8 @@ class Campaign {
       }
       if (t.verdict == Trial::Verdict::fail) on_failure(l, case_random(l, k), b, std::move(t));
     }
-    const PhaseTimes phases = thread_phase_times() - phases_before;
-    const int64_t spent = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
-    {
-      std::lock_guard<std::mutex> lock(l.m);
-      l.phases += phases;
-    }
-    l.busy_ns += spent;
-    l.charged_ns += spent - estimate;
+    charge(l, thread_phase_times() - phases_before);
+    l.charged_ns -= estimate;
   }
 
   void on_failure(Lane& l, const rc::Random& random, Backend& b, Trial t) {

@@ -218,6 +218,8 @@ class GpuBackend final : public Backend {
     };
     for (const Read& r : reads) {
       if (r.bytes == 0) continue;
+      // Full: the reads staged so far are copied out first, as stage() would wait and hand
+      // their staging to this one.
       if (r.bytes > staging_capacity_ - staging_used_ && staging_used_ > 0) {
         wait();
         copy_out();
