@@ -12,6 +12,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "kernels/common/exec.hpp"
@@ -35,34 +36,58 @@ uint64_t fnv1a(const std::string& s) {
   return h;
 }
 
-// One target on one backend: what jobs pick, and its counts.
+struct Group;
+
+// One target on one backend: its counts.
 struct Lane {
   const Target* target = nullptr;
   std::string backend;  // "cpu", "gpu0", ...
   int device = -1;      // -1: the CPU backend
-  uint64_t key = 0;     // seeds its cases: the hash of "variant/backend"
-  std::atomic<int64_t> claimed{0}, cases{0}, discarded{0};
+  Group* group = nullptr;
+  std::atomic<int64_t> cases{0}, discarded{0}, oracles{0}, from_group{0};
   std::atomic<int64_t> busy_ns{0};
-  // busy_ns plus an estimate for the cases in flight: what lane picking compares, so jobs
-  // starting at once spread over the lanes instead of piling onto the first.
-  std::atomic<int64_t> charged_ns{0};
   std::atomic<bool> done{false};
-  // Cases the drawer thread drew ahead, (k, case), and draws of this lane in progress there.
-  std::mutex ready_m;
-  std::deque<std::pair<int64_t, std::unique_ptr<DrawnCase>>> ready;
-  std::atomic<int> drawing{0};
-  std::mutex m;  // guards tags and failures
+  std::mutex m;  // guards tags, failures and phases
   std::map<std::string, int64_t> tags;
   std::vector<FailureRecord> failures;
-  PhaseTimes phases;  // guarded by m
+  PhaseTimes phases;
 
   std::string name() const { return target->variant() + "/" + backend; }
 };
 
-std::string case_file_name(const Lane& l, const std::string& signature) {
+// Lanes on one backend whose targets share cases (Target::shares_cases_with): what jobs pick.
+// The group's case k is drawn once, by its members in turn (each member's generator draws every
+// n-th case), its oracle answer computed once, and run on every open lane of the group that
+// supports it, by the job that took it.
+struct Group {
+  std::vector<Lane*> lanes;
+  int device = -1;   // the lanes' backend: -1 the CPU
+  uint64_t key = 0;  // seeds its cases: the hash of the case kind's key and the backend's name
+  std::atomic<int64_t> claimed{0}, finished{0};
+  std::atomic<int64_t> busy_ns{0};
+  // busy_ns plus an estimate for the cases in flight: what group picking compares (per lane), so
+  // jobs starting at once spread over the groups instead of piling onto the first.
+  std::atomic<int64_t> charged_ns{0};
+  std::atomic<bool> done{false};
+  // Cases the drawer thread drew ahead, (k, case), and draws of this group in progress there.
+  std::mutex ready_m;
+  std::deque<std::pair<int64_t, std::unique_ptr<DrawnCase>>> ready;
+  std::atomic<int> drawing{0};
+
+  bool open() const {
+    return !done.load() && std::any_of(lanes.begin(), lanes.end(), [](const Lane* l) { return !l->done.load(); });
+  }
+};
+
+using DrawnCases = std::vector<std::pair<int64_t, std::unique_ptr<DrawnCase>>>;
+
+// `k`: the case's index, for a case saved unshrunk beside others of its signature (a batch that
+// broke its device); -1: none.
+std::string case_file_name(const Lane& l, const std::string& signature, int64_t k) {
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(signature)));
   std::string name = l.target->variant() + "-" + l.backend + "-" + hex;
+  if (k >= 0) name += "-case" + std::to_string(k);
   for (char& ch : name)
     if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '-' || ch == '_')) ch = '_';
   return name + ".json";
@@ -70,7 +95,7 @@ std::string case_file_name(const Lane& l, const std::string& signature) {
 
 class Campaign {
  public:
-  explicit Campaign(const CampaignOptions& o) : o_(o) {
+  explicit Campaign(const CampaignOptions& o) : o_(o), batch_(std::max(1, o.batch)) {
     for (const auto& t : o.targets) {
       if (t->backend_kind() == BackendKind::cpu) add_lane(*t, "cpu", -1);
       else
@@ -115,69 +140,89 @@ class Campaign {
   }
   static double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
+  // A lane, in the group of its backend's lanes that draw the same cases (a new group if none does).
   void add_lane(const Target& t, const std::string& backend, int device) {
     auto l = std::make_unique<Lane>();
     l->target = &t;
     l->backend = backend;
     l->device = device;
-    l->key = fnv1a(l->name());
+    for (const auto& g : groups_)
+      if (g->device == device && g->lanes[0]->target->shares_cases_with(t)) l->group = g.get();
+    if (!l->group) {
+      auto g = std::make_unique<Group>();
+      g->device = device;
+      g->key = fnv1a(t.case_key() + "/" + backend);
+      l->group = g.get();
+      groups_.push_back(std::move(g));
+    }
+    l->group->lanes.push_back(l.get());
     lanes_.push_back(std::move(l));
   }
 
-  // The least-served open lane this job can run (its device, or the CPU); nullptr when none is left.
-  Lane* pick(int device) {
-    Lane* best = nullptr;
-    for (const auto& l : lanes_) {
-      if (l->done.load() || (l->device >= 0 && l->device != device)) continue;
-      if (!best || l->charged_ns.load() < best->charged_ns.load()) best = l.get();
+  // The open group this job can run (its device, or the CPU) whose lanes have had the least time
+  // each; nullptr when none is left.
+  Group* pick(int device) {
+    Group* best = nullptr;
+    double best_ns = 0;
+    for (const auto& g : groups_) {
+      if (!g->open() || (g->device >= 0 && g->device != device)) continue;
+      const double ns = static_cast<double>(g->charged_ns.load()) / g->lanes.size();
+      if (!best || ns < best_ns) {
+        best = g.get();
+        best_ns = ns;
+      }
     }
     return best;
   }
 
-  // The random source of case k of lane l.
-  rc::Random case_random(const Lane& l, int64_t k) const {
-    const uint64_t index = static_cast<uint64_t>(k) * o_.shard_count + o_.shard;
-    return rc::Random(splitmix64(o_.seed ^ splitmix64(l.key ^ splitmix64(index))));
+  // Case k of group g: its index in the campaign's sequence (over every shard), the random source
+  // it is drawn from, and the lane whose generator draws it.
+  uint64_t case_index(int64_t k) const { return static_cast<uint64_t>(k) * o_.shard_count + o_.shard; }
+  rc::Random case_random(const Group& g, int64_t k) const {
+    return rc::Random(splitmix64(o_.seed ^ splitmix64(g.key ^ splitmix64(case_index(k)))));
   }
+  Lane& origin(const Group& g, int64_t k) const { return *g.lanes[case_index(k) % g.lanes.size()]; }
+  // --cases C: C cases drawn by each lane's generator.
+  int64_t case_limit(const Group& g) const { return o_.cases * static_cast<int64_t>(g.lanes.size()); }
 
   // The drawer thread: RapidCheck's generators run under one process-wide lock, which 16 jobs
   // drawing their own cases made the campaign's bottleneck (36% of a GPU job's time waiting for
-  // it, H100, 2026-11-25). Here one thread draws for every lane, keeping each lane's queue
-  // kReadyDepth deep, the emptiest first; a job whose lane's queue is empty draws for itself.
+  // it, H100, 2026-11-25). Here one thread draws for every group, keeping each group's queue
+  // ready_depth() deep, the emptiest first; a job whose group's queue is empty draws for itself.
   // Case k is the same case whoever draws it.
-  static constexpr size_t kReadyDepth = 32;
+  size_t ready_depth() const { return std::max<size_t>(32, 2 * static_cast<size_t>(batch_)); }
   void draw_ahead() {
     try {
       while (!drawer_stop_.load() && !stopping_.load()) {
-        Lane* emptiest = nullptr;
-        size_t fewest = kReadyDepth;
-        for (const auto& l : lanes_) {
-          if (l->done.load() || (o_.cases > 0 && l->claimed.load() >= o_.cases)) continue;
-          std::lock_guard<std::mutex> lock(l->ready_m);
-          if (l->ready.size() < fewest) {
-            fewest = l->ready.size();
-            emptiest = l.get();
+        Group* emptiest = nullptr;
+        size_t fewest = ready_depth();
+        for (const auto& g : groups_) {
+          if (!g->open() || (o_.cases > 0 && g->claimed.load() >= case_limit(*g))) continue;
+          std::lock_guard<std::mutex> lock(g->ready_m);
+          if (g->ready.size() < fewest) {
+            fewest = g->ready.size();
+            emptiest = g.get();
           }
         }
         if (!emptiest) {
           std::this_thread::sleep_for(std::chrono::microseconds(100));
           continue;
         }
-        Lane& l = *emptiest;
-        ++l.drawing;
-        const int64_t k = l.claimed.fetch_add(1);
-        if (o_.cases > 0 && k >= o_.cases) {
-          --l.drawing;
+        Group& g = *emptiest;
+        ++g.drawing;
+        const int64_t k = g.claimed.fetch_add(1);
+        if (o_.cases > 0 && k >= case_limit(g)) {
+          --g.drawing;
           continue;
         }
         const PhaseTimes before = thread_phase_times();
-        std::unique_ptr<DrawnCase> c = l.target->draw(case_random(l, k));
-        charge(l, thread_phase_times() - before);
+        std::unique_ptr<DrawnCase> c = origin(g, k).target->draw(case_random(g, k));
+        charge_group(g, thread_phase_times() - before);
         {
-          std::lock_guard<std::mutex> lock(l.ready_m);
-          l.ready.emplace_back(k, std::move(c));
+          std::lock_guard<std::mutex> lock(g.ready_m);
+          g.ready.emplace_back(k, std::move(c));
         }
-        --l.drawing;
+        --g.drawing;
       }
     } catch (...) {
       std::lock_guard<std::mutex> lock(m_);
@@ -186,35 +231,50 @@ class Campaign {
     }
   }
 
-  // Thread time spent on a lane (a job's case, or the drawer's draw of one), busy, charged and
-  // profiled. Every moment of a thread's time is in some phase, so the phases add up to it.
+  // Thread time spent on a lane's runs, busy, charged and profiled. Every moment of a thread's
+  // time is in some phase, so the phases add up to it.
   void charge(Lane& l, const PhaseTimes& spent) {
     int64_t ns = 0;
     for (const int64_t t : spent.ns) ns += t;
     l.busy_ns += ns;
-    l.charged_ns += ns;
+    l.group->busy_ns += ns;
+    l.group->charged_ns += ns;
     std::lock_guard<std::mutex> lock(l.m);
     l.phases += spent;
   }
+  // Thread time spent on a group's case for all its lanes (drawing it), shared out among them.
+  void charge_group(Group& g, const PhaseTimes& spent) {
+    const int64_t n = static_cast<int64_t>(g.lanes.size());
+    for (int64_t i = 0; i < n; ++i) {
+      PhaseTimes share;
+      for (int p = 0; p < kPhaseCount; ++p) share.ns[p] = spent.ns[p] / n + (i < spent.ns[p] % n ? 1 : 0);
+      charge(*g.lanes[i], share);
+    }
+  }
 
-  // The next case of lane l for a job: one the drawer drew, else a fresh claim drawn here; none
-  // when the lane has run its --cases (it is then done, once no draw of it is in flight).
-  std::optional<std::pair<int64_t, std::unique_ptr<DrawnCase>>> next_case(Lane& l) {
+  // Up to batch_ next cases of group g for a job: those the drawer drew, else a fresh claim drawn
+  // here; none when the group has run its --cases (it is then done, once no draw of it is in
+  // flight).
+  DrawnCases next_cases(Group& g) {
+    DrawnCases out;
     {
-      std::lock_guard<std::mutex> lock(l.ready_m);
-      if (!l.ready.empty()) {
-        auto c = std::move(l.ready.front());
-        l.ready.pop_front();
-        return c;
+      std::lock_guard<std::mutex> lock(g.ready_m);
+      while (!g.ready.empty() && out.size() < static_cast<size_t>(batch_)) {
+        out.push_back(std::move(g.ready.front()));
+        g.ready.pop_front();
       }
     }
-    const int64_t k = l.claimed.fetch_add(1);
-    if (o_.cases > 0 && k >= o_.cases) {
-      std::lock_guard<std::mutex> lock(l.ready_m);
-      if (l.ready.empty() && l.drawing.load() == 0) l.done.store(true);
-      return std::nullopt;
+    if (!out.empty()) return out;
+    const int64_t k = g.claimed.fetch_add(1);
+    if (o_.cases > 0 && k >= case_limit(g)) {
+      std::lock_guard<std::mutex> lock(g.ready_m);
+      if (g.ready.empty() && g.drawing.load() == 0) g.done.store(true);
+      return out;
     }
-    return std::make_pair(k, l.target->draw(case_random(l, k)));
+    const PhaseTimes before = thread_phase_times();
+    out.emplace_back(k, origin(g, k).target->draw(case_random(g, k)));
+    charge_group(g, thread_phase_times() - before);
+    return out;
   }
 
   void work(int job, int executor_threads) {
@@ -225,9 +285,9 @@ class Campaign {
       const std::unique_ptr<Backend> cpu = make_cpu_backend();
       const std::unique_ptr<Backend> gpu = device >= 0 ? make_gpu_backend(device) : nullptr;
       while (!stopping_.load()) {
-        Lane* l = pick(device);
-        if (!l) break;
-        run_case(*l, l->device >= 0 ? *gpu : *cpu);
+        Group* g = pick(device);
+        if (!g) break;
+        run_batch(*g, g->device >= 0 ? *gpu : *cpu);
       }
     } catch (...) {
       std::lock_guard<std::mutex> lock(m_);
@@ -239,51 +299,94 @@ class Campaign {
     cv_.notify_all();
   }
 
-  void run_case(Lane& l, Backend& b) {
-    const int64_t cases = l.cases.load();
-    const int64_t estimate = cases > 0 ? l.busy_ns.load() / cases : 1000000;
-    l.charged_ns += estimate;
-    const PhaseTimes phases_before = thread_phase_times();
-    auto next = next_case(l);
-    if (next) {
-      const auto& [k, drawn] = *next;
-      Trial t = l.target->run(*drawn, b);
-      if (t.verdict == Trial::Verdict::discard) ++l.discarded;
-      else ++l.cases;
+  // A batch: the next cases of group g, each started on every open lane of the group, the lane
+  // that drew it first (it computes the oracle answer the others reuse), then finished in the
+  // same order. On a GPU the first finish waits for all of them at once. Each run is its own
+  // trial: its verdict, tags and failure are the lane's, and a failing case is shrunk and saved
+  // alone. A lane that does not support a case another lane drew skips it; one that does not
+  // support a case it drew itself counts a discard.
+  void run_batch(Group& g, Backend& b) {
+    const int64_t finished = g.finished.load();
+    const int64_t estimate = (finished > 0 ? g.busy_ns.load() / finished : 1000000 * static_cast<int64_t>(g.lanes.size())) * batch_;
+    g.charged_ns += estimate;
+    const DrawnCases cases = next_cases(g);
+    struct Run {
+      Lane* lane;
+      int64_t k;
+      StartedTrial started;
+    };
+    std::vector<Run> runs;
+    const size_t n = g.lanes.size();
+    for (const auto& [k, c] : cases)
+      for (size_t j = 0; j < n; ++j) {
+        Lane& l = *g.lanes[(case_index(k) + j) % n];
+        if (l.done.load()) continue;
+        const PhaseTimes before = thread_phase_times();
+        runs.push_back({&l, k, l.target->start(*c, b)});
+        charge(l, thread_phase_times() - before);
+      }
+    for (Run& r : runs) {
+      Lane& l = *r.lane;
+      const PhaseTimes before = thread_phase_times();
+      Trial t = r.started();
+      r.started = nullptr;  // its buffers go back now
+      const bool own = &origin(g, r.k) == &l;
+      if (t.answered_oracle) ++l.oracles;
+      if (t.verdict == Trial::Verdict::discard) {
+        if (own) ++l.discarded;
+      } else {
+        ++l.cases;
+        if (!own) ++l.from_group;
+      }
       if (t.verdict == Trial::Verdict::pass) {
         std::lock_guard<std::mutex> lock(l.m);
         for (const std::string& tag : t.tags) ++l.tags[tag];
       }
-      if (t.verdict == Trial::Verdict::fail) on_failure(l, case_random(l, k), b, std::move(t));
+      if (t.verdict == Trial::Verdict::fail) on_failure(l, r.k, b, std::move(t));
+      charge(l, thread_phase_times() - before);
     }
-    charge(l, thread_phase_times() - phases_before);
-    l.charged_ns -= estimate;
+    g.finished += static_cast<int64_t>(cases.size());
+    g.charged_ns -= estimate;
   }
 
-  void on_failure(Lane& l, const rc::Random& random, Backend& b, Trial t) {
+  void on_failure(Lane& l, int64_t k, Backend& b, Trial t) {
+    bool first = true;
     {
       std::lock_guard<std::mutex> lock(l.m);
       for (FailureRecord& f : l.failures)
         if (f.signature == t.signature) {
           ++f.count;
-          return;
+          first = false;
         }
-      l.failures.push_back({t.signature, "", "", 1, seconds_since(start_)});
+      if (first) l.failures.push_back({t.signature, "", "", 1, seconds_since(start_)});
     }
-    failures_.fetch_add(1);
+    // A failure that broke the device is saved for every case that saw it: the cases of a batch
+    // share one wait, so the one that broke it is any of them (its replay alone shows which).
+    if (!first && !t.backend_lost) return;
+    if (first) failures_.fetch_add(1);
     if (t.backend_lost) {
       // A sticky GPU error: every later launch on the device fails, and so would shrinking.
+      bool first_loss = false;
+      {
+        std::lock_guard<std::mutex> lock(m_);
+        first_loss = lost_devices_.insert(l.device).second;
+      }
       for (const auto& other : lanes_)
         if (other->device == l.device) other->done.store(true);
-      say(l.backend + " failed at the runtime level: its lanes stop, the rest of the campaign goes on");
+      if (first_loss)
+        say(l.backend + " failed at the runtime level: its lanes stop, the rest of the campaign goes on; every case"
+                        " of the batch that broke it is saved, and replaying each alone shows which one did");
     }
-    Trial small = t.backend_lost ? t : l.target->shrink(random, b, t.signature, o_.max_shrink_runs, stopping_);
+    Trial small = t.backend_lost ? t
+                                 : l.target->shrink(*origin(*l.group, k).target, case_random(*l.group, k), b, t.signature,
+                                                    o_.max_shrink_runs, stopping_);
     if (small.verdict != Trial::Verdict::fail || small.signature != t.signature) small = std::move(t);
     std::error_code ec;
     std::filesystem::create_directories(o_.corpus_dir, ec);
-    const std::string path = (std::filesystem::path(o_.corpus_dir) / case_file_name(l, small.signature)).string();
+    const std::string path =
+        (std::filesystem::path(o_.corpus_dir) / case_file_name(l, small.signature, small.backend_lost ? k : -1)).string();
     std::ofstream(path) << small.case_file.dump(2) << "\n";
-    {
+    if (first) {
       std::lock_guard<std::mutex> lock(l.m);
       for (FailureRecord& f : l.failures)
         if (f.signature == small.signature) {
@@ -343,6 +446,8 @@ class Campaign {
       lr.backend = l->backend;
       lr.cases = l->cases.load();
       lr.discarded = l->discarded.load();
+      lr.oracles = l->oracles.load();
+      lr.from_group = l->from_group.load();
       lr.busy_s = l->busy_ns.load() / 1e9;
       lr.tags = l->tags;
       for (int p = 0; p < kPhaseCount; ++p)
@@ -355,7 +460,10 @@ class Campaign {
   }
 
   const CampaignOptions& o_;
+  const int batch_;
   std::vector<std::unique_ptr<Lane>> lanes_;
+  std::vector<std::unique_ptr<Group>> groups_;
+  std::set<int> lost_devices_;  // guarded by m_
   Clock::time_point start_;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> drawer_stop_{false};
@@ -371,6 +479,7 @@ class Campaign {
 CampaignReport run_campaign(const CampaignOptions& o) {
   if (o.seconds <= 0 && o.cases <= 0) throw Error("run_campaign: set a time limit or a case limit");
   if (o.shard < 0 || o.shard >= o.shard_count) throw Error("run_campaign: shard outside 0..shard_count-1");
+  if (o.batch < 1) throw Error("run_campaign: batch must be at least 1");
   return Campaign(o).run();
 }
 

@@ -1,24 +1,36 @@
 // A fuzz campaign: every target (variant x backend kind) on every selected device, cases drawn
 // deterministically, verified on `jobs` threads, until a time or case limit or a stop request.
 //
-// Lanes. A CPU target is one lane; a GPU target is one lane per selected device. Case k of a
-// lane is drawn from a random source seeded by (seed, lane name, k * shard_count + shard): the
-// same seed and shard give the same cases, and the shards of a campaign split one case sequence
-// per lane without overlap (shards 0..N-1 with --cases C each run what one shard with C * N runs).
+// Lanes and groups. A CPU target is one lane; a GPU target is one lane per selected device. The
+// lanes of one backend whose targets share cases (Target::shares_cases_with: the same op and
+// inputs, e.g. every max variant that reads stored indices, or every conv variant) form a group.
+// Case k of a group is drawn by the generator of its member k mod n (in the sequence over every
+// shard), from a random source seeded by (seed, case kind and backend, k * shard_count + shard):
+// the same seed and shard give the same cases, and the shards of a campaign split one case
+// sequence per group without overlap (shards 0..N-1 with --cases C each run what one shard with
+// C * N runs). Each case runs on every lane of the group that supports it, with its oracle answer
+// and tags computed once for all of them: a lane runs the cases its own generator draws (a
+// discard when it does not support one) and those of the others that fall inside what it
+// supports ("by others" in the report). --cases C draws C cases with each lane's generator.
 //
 // Threads. Each job thread owns a CPU backend and, when GPU lanes run, a GPU backend for device
-// (job mod device count), made on that thread; it runs the oracle on the host and the case on
-// whichever of its backends the lane names. A job gives the CPU executor (kernels/common/exec.hpp)
+// (job mod device count), made on that thread. A job takes a batch of a group's cases (up to
+// `batch`), starts each on every lane of the group (prepared, launched, read backs queued), then
+// finishes them in order: on a GPU the first finish waits for the whole batch once. The oracle
+// runs on the host, once per case. A job gives the CPU executor (kernels/common/exec.hpp)
 // cores / jobs threads, but at least 2: the atomic variants must still race on the CPU (a planted
 // plain add instead of an atomic one goes unseen on one thread), so with jobs = cores a case of
 // 2048 work items or more (the executor's split point) briefly runs two threads on one core.
-// Jobs pick the lane that has had the least thread time so far: slow variants get the same time
-// as fast ones.
+// Jobs pick the group whose lanes have had the least thread time each so far: a slow group gets
+// the same time per lane as a fast one.
 //
-// Failures. A failing case is de-duplicated by (lane, signature); a new one is shrunk (RapidCheck's
-// shrinks, greedily, keeping the signature) and written to the corpus directory as a case file
-// (fuzz/case_file.hpp) named variant-backend-signature hash; the campaign goes on. A failure
-// that broke its backend (a GPU runtime error) is saved unshrunk and ends that device's lanes.
+// Failures. Each run of a batch is its own trial. A failing case is de-duplicated by (lane,
+// signature); a new one is shrunk alone (RapidCheck's shrinks, greedily, keeping the signature)
+// and written to the corpus directory as a case file (fuzz/case_file.hpp) named
+// variant-backend-signature hash, which replays alone; the campaign goes on. A failure that broke
+// its backend (a GPU runtime error) ends that device's lanes; the batch shared one wait, so every
+// case of it that saw the error is saved unshrunk (named with its case index), and replaying each
+// alone shows which one broke the device.
 #pragma once
 
 #include <atomic>
@@ -38,8 +50,11 @@ struct CampaignOptions {
   uint64_t seed = 1;
   int shard = 0, shard_count = 1;
   double seconds = 60;  // 0: no time limit
-  int64_t cases = 0;    // cases drawn per lane (a discarded one counts); 0: no case limit (set one of the two)
+  int64_t cases = 0;    // cases each lane's generator draws (a discarded one counts); 0: no case limit (set one of the two)
   int jobs = 1;
+  // Cases of a group a job starts before it finishes them: on a GPU one wait for all of them
+  // instead of one per case. 1: each case alone.
+  int batch = 8;
   std::string corpus_dir = "poolgrad-cases";
   // Verifications spent shrinking one failure (about a millisecond each for fuzz-sized cases).
   // Shrinking also ends where no single step keeps the failure: the data is drawn from the shape

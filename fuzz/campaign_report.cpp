@@ -55,6 +55,8 @@ nlohmann::json to_json(const CampaignReport& r) {
                      {"backend", l.backend},
                      {"cases", l.cases},
                      {"discarded", l.discarded},
+                     {"from_group", l.from_group},
+                     {"oracles", l.oracles},
                      {"busy_s", l.busy_s},
                      {"cases_per_s", r.elapsed_s > 0 ? static_cast<double>(l.cases) / r.elapsed_s : 0.0},
                      {"tags", l.tags},
@@ -93,6 +95,9 @@ CampaignReport report_from_json(const nlohmann::json& j) {
     l.cases = field<int64_t>(lj, "cases", where);
     l.discarded = field<int64_t>(lj, "discarded", where);
     l.busy_s = field<double>(lj, "busy_s", where);
+    // Reports from before shared oracle answers have none: each case had its own.
+    l.oracles = lj.contains("oracles") ? field<int64_t>(lj, "oracles", where) : l.cases;
+    if (lj.contains("from_group")) l.from_group = field<int64_t>(lj, "from_group", where);
     l.tags = field<std::map<std::string, int64_t>>(lj, "tags", where);
     l.admitted = field<std::vector<std::string>>(lj, "admitted_tags", where);
     // Reports from before the profile have none.
@@ -134,6 +139,8 @@ CampaignReport merge_reports(const std::vector<CampaignReport>& parts) {
       }
       it->cases += l.cases;
       it->discarded += l.discarded;
+      it->oracles += l.oracles;
+      it->from_group += l.from_group;
       it->busy_s += l.busy_s;
       for (const auto& [tag, n] : l.tags) it->tags[tag] += n;
       for (const auto& [phase, seconds] : l.phase_s) it->phase_s[phase] += seconds;
@@ -154,7 +161,7 @@ CampaignReport merge_reports(const std::vector<CampaignReport>& parts) {
 
 std::string phase_table(const CampaignReport& r) {
   struct Sum {
-    int64_t cases = 0;
+    int64_t cases = 0, runs = 0, oracles = 0;
     double busy_s = 0;
     std::map<std::string, double> phase_s;
   };
@@ -163,6 +170,8 @@ std::string phase_table(const CampaignReport& r) {
   for (const LaneReport& l : r.lanes) {
     Sum& s = by_backend[l.backend];
     s.cases += l.cases + l.discarded;
+    s.runs += l.cases;
+    s.oracles += l.oracles;
     s.busy_s += l.busy_s;
     for (const auto& [phase, seconds] : l.phase_s) {
       s.phase_s[phase] += seconds;
@@ -187,7 +196,9 @@ std::string phase_table(const CampaignReport& r) {
                     s.busy_s > 0 ? 100 * seconds / s.busy_s : 0.0);
       out += line;
     }
-    out += "\n";
+    std::snprintf(line, sizeof line, "; oracle answers %lld for %lld verified cases\n", static_cast<long long>(s.oracles),
+                  static_cast<long long>(s.runs));
+    out += line;
   }
   return out;
 }
@@ -195,17 +206,19 @@ std::string phase_table(const CampaignReport& r) {
 std::string report_table(const CampaignReport& r) {
   std::string out;
   char line[512];
-  std::snprintf(line, sizeof line, "%-28s %-7s %10s %9s %9s %9s %8s\n", "variant", "backend", "cases", "cases/s",
-                "discarded", "tags", "failures");
+  // "by others": of the cases, those another variant's generator of the lane's group drew.
+  std::snprintf(line, sizeof line, "%-28s %-7s %10s %9s %10s %9s %9s %8s\n", "variant", "backend", "cases", "cases/s",
+                "by others", "discarded", "tags", "failures");
   out += line;
   for (const LaneReport& l : r.lanes) {
     const std::string tags = std::to_string(l.admitted_reached()) + "/" + std::to_string(l.admitted.size());
-    std::snprintf(line, sizeof line, "%-28s %-7s %10lld %9.1f %9lld %9s %8zu\n", l.variant.c_str(), l.backend.c_str(),
-                  static_cast<long long>(l.cases), r.elapsed_s > 0 ? l.cases / r.elapsed_s : 0.0,
-                  static_cast<long long>(l.discarded), tags.c_str(), l.failures.size());
+    std::snprintf(line, sizeof line, "%-28s %-7s %10lld %9.1f %10lld %9lld %9s %8zu\n", l.variant.c_str(),
+                  l.backend.c_str(), static_cast<long long>(l.cases), r.elapsed_s > 0 ? l.cases / r.elapsed_s : 0.0,
+                  static_cast<long long>(l.from_group), static_cast<long long>(l.discarded), tags.c_str(),
+                  l.failures.size());
     out += line;
   }
-  std::snprintf(line, sizeof line, "%-36s %10lld %9.1f %28lld   (%.1f s, seed %llu, shard%s",
+  std::snprintf(line, sizeof line, "%-36s %10lld %9.1f %39lld   (%.1f s, seed %llu, shard%s",
                 "total", static_cast<long long>(r.cases()), r.elapsed_s > 0 ? r.cases() / r.elapsed_s : 0.0,
                 static_cast<long long>(r.distinct_failures()), r.elapsed_s, static_cast<unsigned long long>(r.seed),
                 r.shards.size() == 1 ? "" : "s");

@@ -23,7 +23,12 @@ struct FailureRecord {
 struct LaneReport {
   std::string variant, backend;
   int64_t cases = 0;      // run and verified (passed or failed)
-  int64_t discarded = 0;  // drawn but outside what the variant supports
+  int64_t discarded = 0;  // drawn by its generator but outside what the variant supports
+  // of `cases`, those another variant's generator of its group drew (fuzz/campaign.hpp)
+  int64_t from_group = 0;
+  // oracle answers this lane computed; its other cases reused the answer another lane of its
+  // group computed for the same case
+  int64_t oracles = 0;
   double busy_s = 0;      // thread time spent on the lane's cases
   std::map<std::string, int64_t> tags;  // coverage tags of the passing cases
   std::vector<std::string> admitted;    // the tags the variant's domain admits

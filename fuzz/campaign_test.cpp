@@ -176,6 +176,90 @@ TEST(Campaign, FindsShrinksAndSavesAPlantedConvBug) {
   EXPECT_EQ(conv_run_and_verify(*cpu, *find_conv_variant("conv.gather"), p, c.data, nullptr, quiet).status, Status::pass);
 }
 
+// avg.gather on the planted-bug variant's domain: the two share every case.
+const Variant& planted_bug_twin() {
+  static const Variant v = [] {
+    Variant twin = *find_variant("avg.gather");
+    twin.name = "test.avg.gather.f32-cf";
+    twin.domain = planted_bug_variant().domain;
+    return twin;
+  }();
+  return v;
+}
+
+// A batch starts several cases on every lane of a group before it finishes any, and the lanes of
+// a group run each other's cases on one oracle answer per case. The verdicts must be those of the
+// cases run one at a time, and a failing case found in a batch is shrunk, saved and replayed alone.
+TEST(Campaign, BatchedCasesGiveTheVerdictsOfCasesRunAlone) {
+  const Variant& bug = planted_bug_variant();
+  const Variant& twin = planted_bug_twin();
+  auto campaign = [&](int batch, const std::string& dir) {
+    CampaignOptions o = cpu_campaign({pool_target(bug, BackendKind::cpu), pool_target(twin, BackendKind::cpu)}, 60,
+                                     scratch(dir));
+    o.batch = batch;
+    return run_campaign(o);
+  };
+  const CampaignReport batched = campaign(8, "batched"), alone = campaign(1, "alone");
+  for (const CampaignReport* r : {&batched, &alone}) {
+    const LaneReport &b = lane(*r, bug.name), &t = lane(*r, twin.name);
+    // One group of 120 cases, 60 drawn by each generator; each ran on both lanes (same domain)
+    // with one oracle answer.
+    EXPECT_EQ(b.cases, 120) << report_table(*r);
+    EXPECT_EQ(t.cases, 120) << report_table(*r);
+    EXPECT_EQ(b.from_group, 60);
+    EXPECT_EQ(t.from_group, 60);
+    EXPECT_EQ(b.oracles + t.oracles, 120) << report_table(*r);
+    EXPECT_EQ(b.oracles, 60);  // the lane that drew a case computes its answer
+    EXPECT_TRUE(t.failures.empty()) << report_table(*r);
+    ASSERT_EQ(b.failures.size(), 1u) << report_table(*r);
+  }
+  // The same cases with the same verdicts, batched or not.
+  EXPECT_EQ(lane(batched, twin.name).tags, lane(alone, twin.name).tags);
+  EXPECT_EQ(lane(batched, bug.name).tags, lane(alone, bug.name).tags);
+  const FailureRecord& f = lane(batched, bug.name).failures[0];
+  EXPECT_EQ(f.count, lane(alone, bug.name).failures[0].count);
+  EXPECT_EQ(f.signature, "dx elements wrong: outside the bound");
+
+  // The case file of the batch's failure replays alone: the bug fails it, its twin passes it.
+  CaseFile c;
+  std::string error;
+  ASSERT_TRUE(read_case_file(f.case_file, &c, &error)) << error;
+  Problem p;
+  ASSERT_TRUE(parse_problem(c.problem, &p, &error)) << error;
+  EXPECT_EQ(p.in[2], 5) << c.problem;  // shrunk alone, as in FindsShrinksAndSavesAPlantedBug
+  const auto cpu = make_cpu_backend();
+  VerifyOptions quiet;
+  quiet.write_failure_file = false;
+  const Outcome again = run_and_verify(*cpu, bug, p, c.data, quiet);
+  EXPECT_EQ(again.status, Status::fail);
+  EXPECT_EQ(again.signature, f.signature);
+  EXPECT_EQ(run_and_verify(*cpu, twin, p, c.data, quiet).status, Status::pass);
+}
+
+// Registered variants of one kind share cases: max.gather.stored and max.scatter.stored (both read
+// stored indices) run each other's cases, one oracle answer per case; max.gather.recompute reads x,
+// so it is a group of its own. A narrow variant (max.gather.fixed.cf: three windows, one layout)
+// runs the cases of the others that it supports, and discards only among its own.
+TEST(Campaign, VariantsOfOneKindShareCasesAndOracleAnswers) {
+  const CampaignReport r = run_campaign(
+      cpu_campaign(cpu_targets("^(max\\.gather\\.stored|max\\.scatter\\.stored|max\\.gather\\.fixed\\.cf|max\\.gather\\.recompute)$"),
+                   40, scratch("shared")));
+  const LaneReport &gather = lane(r, "max.gather.stored"), &scatter = lane(r, "max.scatter.stored"),
+                   &fixed = lane(r, "max.gather.fixed.cf"), &recompute = lane(r, "max.gather.recompute");
+  // Every case of the group (40 per generator) ran on both general variants.
+  EXPECT_EQ(gather.cases, 120) << report_table(r);
+  EXPECT_EQ(scatter.cases, 120) << report_table(r);
+  EXPECT_EQ(gather.tags, scatter.tags) << report_table(r);
+  EXPECT_EQ(gather.from_group, 80);
+  EXPECT_EQ(gather.oracles + scatter.oracles + fixed.oracles, 120);
+  EXPECT_EQ(fixed.cases + fixed.discarded - fixed.from_group, 40);
+  EXPECT_EQ(fixed.oracles, 40 - fixed.discarded);
+  EXPECT_LT(fixed.from_group, 80);  // the general variants' cases are mostly outside its domain
+  EXPECT_EQ(recompute.cases + recompute.discarded, 40);
+  EXPECT_EQ(recompute.oracles, recompute.cases);
+  EXPECT_EQ(recompute.from_group, 0);
+}
+
 TEST(Campaign, VendorVariantsOnlyWhenAskedFor) {
   // A vendor library's variant (as cudnn.* are): `poolgrad fuzz` without --variants leaves it
   // out and names it; with --variants it is a target like any other.

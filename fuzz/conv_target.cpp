@@ -13,19 +13,30 @@ struct ConvCase {
   DataSpec data;
 };
 
-class ConvTarget final : public GeneratedTarget<ConvVariant, ConvCase> {
+class ConvTarget final : public GeneratedTarget<ConvVariant, ConvCase, ConvExpected> {
  public:
   ConvTarget(const ConvVariant& v, BackendKind kind)
       : GeneratedTarget(v, kind, rc::gen::exec([vp = &v] { return ConvCase{*conv_problem(vp->domain), *conv_data_spec()}; })) {}
 
   std::vector<std::string> admitted_tags() const override { return conv_admitted_tags(v_); }
 
+  // Every conv case is one kind: same data, same oracle.
+  std::string case_key() const override { return "conv"; }
+
  private:
-  Trial verify(const ConvCase& c, Backend& b, const VerifyOptions& quiet) const override {
-    return verified_trial(
-        b, {"conv", v_.name, "", conv_to_string(c.problem), c.data, ""}, conv_replay_command(c.problem, v_, b, c.data),
-        [&] { return conv_run_and_verify(b, v_, c.problem, c.data, nullptr, quiet); },
-        [&] { return conv_observed_tags(c.problem); });
+  bool same_kind(const ConvVariant&) const override { return true; }
+  FinishVerify start_verify(const ConvCase& c, std::shared_ptr<const ConvExpected>* oracle, Backend& b,
+                            const VerifyOptions& quiet) const override {
+    return start_conv_run_and_verify(b, v_, c.problem, c.data, oracle, quiet);
+  }
+  std::vector<std::string> tags(const ConvCase& c, const ConvExpected*) const override {
+    return conv_observed_tags(c.problem);
+  }
+  CaseFile case_file(const ConvCase& c) const override {
+    return {"conv", v_.name, "", conv_to_string(c.problem), c.data, ""};
+  }
+  std::string replay(const ConvCase& c, const Backend& b) const override {
+    return conv_replay_command(c.problem, v_, b, c.data);
   }
 };
 

@@ -96,7 +96,8 @@ bool listed_overhang_possible(const Domain& d) {
 
 }  // namespace
 
-std::vector<std::string> observed_tags(const Problem& p, const DataSpec& spec, Inputs inputs) {
+std::vector<std::string> observed_tags(const Problem& p, const DataSpec& spec, Inputs inputs,
+                                       const std::vector<double>* x) {
   std::vector<std::string> t = {std::to_string(p.dims) + "D", layout_tag(p.layout), dtype_name(p.dtype)};
   bool overhang = false, pad_dil = false, k1_pad = false, asym = false, no_tap = false;
   for (int a = kAxes - p.dims; a < kAxes; ++a) {
@@ -128,7 +129,7 @@ std::vector<std::string> observed_tags(const Problem& p, const DataSpec& spec, I
   t.push_back(p.nan == NanRule::propagate ? "nan=propagate" : "nan=ignore");
   if (inputs == Inputs::dy_and_indices) t.push_back(index_tag(p.index_format, p.index_type));
   if (spec.kind == DataKind::foreign) t.push_back("foreign indices");
-  const WindowFacts f = window_facts(p, make_data(p, spec).x);
+  const WindowFacts f = window_facts(p, x ? *x : make_data(p, spec).x);
   if (f.tie) t.push_back("tie in a window");
   if (f.nan) t.push_back("NaN in a window");
   if (f.all_neg_inf) t.push_back("all -inf window");

@@ -16,7 +16,9 @@ namespace pg::fuzz {
 
 // The tags of one case: dims, layout, dtype, divisor or index format, tie and NaN rules, and the
 // edges (ceil overhang, windows with no tap, kernel-1 padded axes, ties and NaN in a window...).
-std::vector<std::string> observed_tags(const Problem& p, const DataSpec& spec, Inputs inputs);
+// `x`: the case's forward input when already made (the oracle's), else made here from `spec`.
+std::vector<std::string> observed_tags(const Problem& p, const DataSpec& spec, Inputs inputs,
+                                       const std::vector<double>* x = nullptr);
 
 // The tags every long run of a property over `v`'s domain must show at least once.
 std::vector<std::string> admitted_tags(const Variant& v);

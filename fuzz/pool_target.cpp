@@ -12,7 +12,7 @@ struct PoolCase {
   DataSpec data;
 };
 
-class PoolTarget final : public GeneratedTarget<Variant, PoolCase> {
+class PoolTarget final : public GeneratedTarget<Variant, PoolCase, Expected> {
  public:
   PoolTarget(const Variant& v, BackendKind kind)
       : GeneratedTarget(v, kind, rc::gen::exec([vp = &v] {
@@ -21,12 +21,25 @@ class PoolTarget final : public GeneratedTarget<Variant, PoolCase> {
 
   std::vector<std::string> admitted_tags() const override { return fuzz::admitted_tags(v_); }
 
+  // The kind of case: the op and the inputs read (which decide the data kinds drawn).
+  std::string case_key() const override {
+    return std::string("pool ") + op_name(v_.op) + " inputs " + std::to_string(static_cast<int>(v_.inputs));
+  }
+
  private:
-  Trial verify(const PoolCase& c, Backend& b, const VerifyOptions& quiet) const override {
-    return verified_trial(
-        b, {"pool", v_.name, "", to_string(c.problem), c.data, v_.plugin}, replay_command(c.problem, v_, b, c.data),
-        [&] { return run_and_verify(b, v_, c.problem, c.data, quiet); },
-        [&] { return observed_tags(c.problem, c.data, v_.inputs); });
+  bool same_kind(const Variant& o) const override { return o.op == v_.op && o.inputs == v_.inputs; }
+  FinishVerify start_verify(const PoolCase& c, std::shared_ptr<const Expected>* oracle, Backend& b,
+                            const VerifyOptions& quiet) const override {
+    return start_run_and_verify(b, v_, c.problem, c.data, oracle, quiet);
+  }
+  std::vector<std::string> tags(const PoolCase& c, const Expected* oracle) const override {
+    return observed_tags(c.problem, c.data, v_.inputs, oracle ? &oracle->data.x : nullptr);
+  }
+  CaseFile case_file(const PoolCase& c) const override {
+    return {"pool", v_.name, "", to_string(c.problem), c.data, v_.plugin};
+  }
+  std::string replay(const PoolCase& c, const Backend& b) const override {
+    return replay_command(c.problem, v_, b, c.data);
   }
 };
 

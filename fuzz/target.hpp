@@ -8,6 +8,7 @@
 #include <rapidcheck.h>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,7 +29,12 @@ struct Trial {
   // fail: the backend itself broke (a GPU runtime error, after which every launch on that device
   // fails): the campaign stops using it instead of shrinking and counting its echoes
   bool backend_lost = false;
+  // This run computed the case's oracle answer; the other runs of the case reuse it.
+  bool answered_oracle = false;
 };
+
+// A trial started on a backend and not yet read back: calling it collects and checks.
+using StartedTrial = std::function<Trial()>;
 
 // A case as a target drew it, for the same target (or one of the same type) to run.
 class DrawnCase {
@@ -43,16 +49,29 @@ class Target {
   virtual BackendKind backend_kind() const = 0;
   // Every tag a long run over this target's domain must reach (reported as "reached of admitted").
   virtual std::vector<std::string> admitted_tags() const = 0;
+  // Whether a case `other` draws is a case of this target's kind (the same op, the same inputs):
+  // a campaign then groups them, runs each case of the group on every member that supports it,
+  // and computes its oracle answer once for all of them.
+  virtual bool shares_cases_with(const Target& other) const = 0;
+  // Names that kind of case, seeding a campaign's groups (sharing targets give the same key).
+  virtual std::string case_key() const = 0;
   // The case `random` selects: same random, same case. Takes the RapidCheck lock
   // (fuzz/rapidcheck_lock.hpp), so a campaign draws on a thread of its own ahead of the jobs.
   virtual std::unique_ptr<DrawnCase> draw(const rc::Random& random) const = 0;
-  // Verifies a case this target drew on `b`.
-  virtual Trial run(const DrawnCase& c, Backend& b) const = 0;
-  // The smallest case reachable from `random`'s by shrinking steps that keep a failure of the
-  // same signature on `b`; returns that case's failing trial. Stops early (keeping the smallest
-  // found so far) after `max_runs` verifications or when `stop` is set.
-  virtual Trial shrink(const rc::Random& random, Backend& b, const std::string& signature, int max_runs,
-                       const std::atomic<bool>& stop) const = 0;
+  // Starts verifying, on `b`, a case drawn by this target or one it shares cases with: prepares it
+  // (its oracle answer computed by the first run of the case, kept in the case for the others),
+  // launches and queues the read backs. Several may be started on one backend (a batch) before
+  // the first is called, which waits for all of them once. One thread at a time per case; the
+  // case must outlive the started trial.
+  virtual StartedTrial start(const DrawnCase& c, Backend& b) const = 0;
+  // Verifies a case on `b`, alone.
+  Trial run(const DrawnCase& c, Backend& b) const { return start(c, b)(); }
+  // The smallest case reachable from the case `origin` (this target or one it shares cases with)
+  // draws from `random` by shrinking steps (origin's) that keep a failure of the same signature
+  // on `b`; returns that case's failing trial. Stops early (keeping the smallest found so far)
+  // after `max_runs` verifications or when `stop` is set.
+  virtual Trial shrink(const Target& origin, const rc::Random& random, Backend& b, const std::string& signature,
+                       int max_runs, const std::atomic<bool>& stop) const = 0;
 };
 
 using Targets = std::vector<std::shared_ptr<const Target>>;

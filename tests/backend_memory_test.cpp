@@ -1,6 +1,8 @@
 // What the harness asks of a backend's memory beyond upload and download: fill() writes patterns
 // of every size from any offset, read_back() finds the first and the last byte that breaks a
 // pattern and downloads several buffers with one wait, for more ranges than one launch takes;
+// read backs queued one after another (a fuzz batch) each see the memory as it was at their
+// place in the queue, and all complete at one collect(), past what one staging or result area holds;
 // uploads queued back to back without a wait between them all arrive (a GPU stages them in
 // pinned memory it reuses), and buffers of many sizes come back from the allocator's reuse intact.
 #include <gtest/gtest.h>
@@ -74,6 +76,46 @@ TEST(BackendMemory, ReadBackFindsTheFirstAndLastBreakOfEachBand) {
   }
   EXPECT_EQ(0, std::memcmp(head.data(), image.data(), 100));
   EXPECT_EQ(0, std::memcmp(tail.data(), image.data() + image.size() - 100, 100));
+}
+
+TEST(BackendMemory, QueuedReadBacksSeeTheirMomentAndCompleteAtOneCollect) {
+  Backend& b = test::backend();
+  // Step i fills a buffer with pattern i, then queues a read of it and a check of 16 pieces of it
+  // against pattern i (intact) and one against pattern i - 1 (broken from its first byte to its
+  // last). 300 steps queue 5,100 band checks (more than a GPU backend's 4,096 result slots) and
+  // up to 160 MB of reads (more than its 64 MiB staging): both make it wait on the way, which
+  // must not lose what was queued before.
+  constexpr int kSteps = 300, kPieces = 16;
+  std::vector<Buffer> buffers;
+  std::vector<std::vector<unsigned char>> got(kSteps);
+  std::vector<std::vector<PatternBreak>> breaks(kSteps);
+  // Patterns i and i - 1 differ in every byte.
+  auto pattern = [](int i) {
+    uint64_t p = 0;
+    for (int j = 0; j < 8; ++j) p |= static_cast<uint64_t>((i + 17 * j + 3) & 0xff) << (8 * j);
+    return p;
+  };
+  for (int i = 0; i < kSteps; ++i) {
+    const size_t bytes = (i % 7 == 3 ? size_t{3} << 20 : size_t{1} << 10) + 8 * static_cast<size_t>(i);
+    if (i % 50 == 0) buffers.emplace_back(b, (size_t{3} << 20) + 8 * kSteps);  // a few buffers, refilled
+    auto* base = static_cast<unsigned char*>(buffers.back().get());
+    b.fill({{base, bytes, pattern(i), 8}});
+    std::vector<PatternRange> bands;
+    const size_t piece = bytes / kPieces / 8 * 8;  // whole patterns, so each piece starts with one
+    for (int k = 0; k < kPieces; ++k) bands.push_back({base + k * piece, piece, pattern(i), 8});
+    bands.push_back({base, bytes, pattern(i - 1), 8});
+    got[i].resize(bytes);
+    b.read_back_later({{got[i].data(), base, bytes}}, bands, &breaks[i]);
+  }
+  b.collect();
+  for (int i = 0; i < kSteps; ++i) {
+    ASSERT_EQ(breaks[i].size(), size_t{kPieces + 1}) << "step " << i;
+    for (int k = 0; k < kPieces; ++k) ASSERT_EQ(breaks[i][k].first, -1) << "step " << i << ", piece " << k;
+    EXPECT_EQ(breaks[i][kPieces].first, 0) << "step " << i;
+    EXPECT_EQ(breaks[i][kPieces].last, static_cast<int64_t>(got[i].size()) - 1) << "step " << i;
+    for (size_t j = 0; j < got[i].size(); ++j)
+      ASSERT_EQ(got[i][j], pattern_byte(pattern(i), 8, j)) << "step " << i << ", byte " << j;
+  }
 }
 
 TEST(BackendMemory, QueuedUploadsAndReusedBuffersKeepTheirBytes) {

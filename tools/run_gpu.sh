@@ -17,8 +17,9 @@
 #   pace   the GPU fuzz pace, old and new binaries in one session: with OLD=path/to/an/older/poolgrad,
 #          a ${SECONDS_GPU:-60} s `--backend gpu` campaign of each (old first), then a
 #          ${SECONDS_ALL:-60} s `--backend all` campaign of each (its CPU lanes must not slow down);
-#          --phases tables where the binary has them; pace_{old,new}_{gpu,all}.json/.log and the
-#          case files of any failure in pace.tgz
+#          --phases tables where the binary has them; BATCHES="1 16" adds a new --backend gpu
+#          campaign per --batch value; pace_{old,new}_{gpu,all}.json/.log and the case files of
+#          any failure in pace.tgz
 #   all    tests, then bench
 #   scale  tensors past 2^31 elements (tests/scale_test.cpp): max and avg, every variant that
 #          reads dy or stored indices, f16, 130 planes and one 1D plane past 2^31; ~95 GB host
@@ -258,9 +259,10 @@ run_cudnn() {
 # One timed campaign: $1 the binary, $2 the label, $3 the backend, $4 seconds.
 pace_campaign() {
   local bin=$1 label=$2 backend=$3 seconds=$4 phases=()
+  shift 4  # the rest: more fuzz arguments
   "$bin" fuzz --help | grep -q -- --phases && phases=(--phases)
   "$bin" fuzz --minutes "$(python3 -c "print($seconds / 60)")" --backend "$backend" --seed "${SEED:-20261125}" \
-    ${phases[@]+"${phases[@]}"} --corpus "$out/cases-$label" --report "$out/pace_$label.json" > "$out/pace_$label.log" 2>&1 || status=1
+    ${phases[@]+"${phases[@]}"} "$@" --corpus "$out/cases-$label" --report "$out/pace_$label.json" > "$out/pace_$label.log" 2>&1 || status=1
   python3 - "$out/pace_$label.json" "$label" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -281,6 +283,7 @@ run_pace() {
   [ -x "${OLD:-}" ] || { echo "pace: set OLD to an older poolgrad binary" >&2; status=2; return; }
   pace_campaign "$OLD" old_gpu gpu "${SECONDS_GPU:-60}"
   pace_campaign "$here/bin/poolgrad" new_gpu gpu "${SECONDS_GPU:-60}"
+  for b in ${BATCHES:-}; do pace_campaign "$here/bin/poolgrad" "new_gpu_batch$b" gpu "${SECONDS_GPU:-60}" --batch "$b"; done
   if [ "${SECONDS_ALL:-60}" != 0 ]; then
     pace_campaign "$OLD" old_all all "${SECONDS_ALL:-60}"
     pace_campaign "$here/bin/poolgrad" new_all all "${SECONDS_ALL:-60}"

@@ -96,6 +96,8 @@ int run_campaign_command(const FuzzCommandOptions& o) {
   c.targets = select_targets(o, o.backend != "gpu", gpu);
   parse_shard(o.shard, &c.shard, &c.shard_count);
   if (o.fuzz->count("--jobs") && o.jobs < 1) throw InvalidInput("--jobs must be at least 1");
+  if (o.batch < 1 || o.batch > 256) throw InvalidInput("--batch must be 1 to 256, got " + std::to_string(o.batch));
+  c.batch = o.batch;
   if (o.backend == "all" && !gpu) std::fprintf(stderr, "note: GPU backend not fuzzed: %s\n", why_no_gpu.c_str());
   c.jobs = o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   c.seed = o.fuzz->count("--seed") ? o.seed : std::random_device{}() | (uint64_t{std::random_device{}()} << 32);
@@ -111,8 +113,8 @@ int run_campaign_command(const FuzzCommandOptions& o) {
   };
   const fuzz::StopOnInterrupt interrupt;
   c.stop = &fuzz::StopOnInterrupt::requested();
-  std::fprintf(stderr, "poolgrad fuzz: seed %llu, shard %d/%d, %zu targets, %d jobs, cases into %s/\n",
-               static_cast<unsigned long long>(c.seed), c.shard, c.shard_count, c.targets.size(), c.jobs,
+  std::fprintf(stderr, "poolgrad fuzz: seed %llu, shard %d/%d, %zu targets, %d jobs, batches of %d, cases into %s/\n",
+               static_cast<unsigned long long>(c.seed), c.shard, c.shard_count, c.targets.size(), c.jobs, c.batch,
                c.corpus_dir.c_str());
   const fuzz::CampaignReport r = fuzz::run_campaign(c);
   if (tty) std::cerr << "\n";
@@ -156,6 +158,8 @@ void add_fuzz_commands(CLI::App& app, FuzzCommandOptions& o) {
   o.fuzz->add_option("--backend", o.backend, "cpu, gpu or all (default)");
   o.fuzz->add_option("--devices", o.devices, "GPUs: all (default) or a list like 0,1");
   o.fuzz->add_option("--jobs", o.jobs, "host threads running oracle and cases (default: all cores)");
+  o.fuzz->add_option("--batch", o.batch,
+                     "cases a job starts before it collects them, one device wait for all (default 8; 1: one at a time)");
   o.fuzz->add_option("--shard", o.shard, "I/N: this run's share of the campaign (default 0/1)");
   o.fuzz->add_option("--corpus", o.corpus, "where case files of failures go (default poolgrad-cases)");
   o.fuzz->add_option("--report", o.report, "write the campaign report here (JSON)");

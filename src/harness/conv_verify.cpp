@@ -1,6 +1,7 @@
 #include "src/harness/conv_verify.hpp"
 
 #include <filesystem>
+#include <optional>
 #include <sstream>
 
 #include "reference/conv_reference.hpp"
@@ -61,34 +62,35 @@ void ConvPreparedRun::launch() { impl_->launch(false); }
 
 const std::vector<unsigned char>& ConvPreparedRun::output() const { return impl_->output; }
 
-Outcome ConvPreparedRun::verify(const VerifyOptions& opt) {
+void ConvPreparedRun::start_verify(const VerifyOptions& opt) {
   Impl& m = *impl_;
-  const auto& e = *m.expected;
+  const ConvExpected& e = *m.expected;
   CaseUnderTest c = m.case_under_test();
   c.inputs = {{&m.dy, "dy"}, {&m.w, "w"}};
   c.want = OracleAnswer{&e.dx, &e.abs_sum, &e.terms};
-  c.coord = [&](int64_t i) { return conv_coord_text(m.problem, i); };
-  return verify_run(c, opt, &m.output);
+  c.coord = [p = &m.problem](int64_t i) { return conv_coord_text(*p, i); };
+  m.start(c, opt);
+}
+
+Outcome ConvPreparedRun::finish_verify() { return impl_->finish(); }
+
+Outcome ConvPreparedRun::verify(const VerifyOptions& opt) {
+  start_verify(opt);
+  return finish_verify();
 }
 
 Outcome conv_run_and_verify(Backend& b, const ConvVariant& v, const ConvProblem& p, const DataSpec& spec,
                             std::shared_ptr<const ConvExpected> expected, const VerifyOptions& opt) {
-  Outcome out;
-  const std::string invalid = conv_validate(p);
-  if (!invalid.empty()) {
-    out.status = Status::fail;
-    out.message = "invalid problem: " + invalid + "\n  problem: " + conv_to_string(p);
-    return out;
-  }
-  const Support s = v.supports(p, b.kind());
-  if (!s.ok) {
-    out.status = Status::unsupported;
-    out.message = v.name + " on " + b.name() + ": " + s.why;
-    return out;
-  }
-  if (!expected) expected = std::make_shared<const ConvExpected>(compute_conv_expected(p, spec));
-  ConvPreparedRun run(b, v, p, spec, std::move(expected));
-  return run.verify(opt);
+  return start_conv_run_and_verify(b, v, p, spec, &expected, opt)();
+}
+
+FinishVerify start_conv_run_and_verify(Backend& b, const ConvVariant& v, const ConvProblem& p, const DataSpec& spec,
+                                       std::shared_ptr<const ConvExpected>* expected, const VerifyOptions& opt) {
+  if (std::optional<Outcome> out = refused_case(b, v, p, conv_validate(p), conv_to_string(p))) return [out = *out] { return out; };
+  if (!*expected) *expected = std::make_shared<const ConvExpected>(compute_conv_expected(p, spec));
+  auto run = std::make_shared<ConvPreparedRun>(b, v, p, spec, *expected);
+  run->start_verify(opt);
+  return [run] { return run->finish_verify(); };
 }
 
 }  // namespace pg

@@ -41,6 +41,9 @@ class ConvPreparedRun {
   ~ConvPreparedRun();
   void launch();
   Outcome verify(const VerifyOptions& opt = {});
+  // verify() in two halves, as PreparedRun's (src/harness/verify.hpp).
+  void start_verify(const VerifyOptions& opt = {});
+  Outcome finish_verify();
   // dx as the last verify() downloaded it, in the problem's dtype and layout.
   const std::vector<unsigned char>& output() const;
 
@@ -53,5 +56,8 @@ class ConvPreparedRun {
 // reason; an invalid problem as Status::fail with conv_validate()'s message.
 Outcome conv_run_and_verify(Backend& b, const ConvVariant& v, const ConvProblem& p, const DataSpec& spec,
                             std::shared_ptr<const ConvExpected> expected = nullptr, const VerifyOptions& opt = {});
+// conv_run_and_verify() started, not finished, as start_run_and_verify (src/harness/verify.hpp).
+FinishVerify start_conv_run_and_verify(Backend& b, const ConvVariant& v, const ConvProblem& p, const DataSpec& spec,
+                                       std::shared_ptr<const ConvExpected>* expected, const VerifyOptions& opt);
 
 }  // namespace pg

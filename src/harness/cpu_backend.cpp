@@ -107,11 +107,14 @@ class CpuBackend final : public Backend {
   }
   void copy(void* dst, const void* src, size_t bytes) override { std::memcpy(dst, src, bytes); }
   void fill(const std::vector<PatternRange>& ranges) override { fill_host(ranges); }
-  std::vector<PatternBreak> read_back(const std::vector<Read>& reads, const std::vector<PatternRange>& bands) override {
+  // Every run here is over when its launch returns: the reads happen now, collect() has nothing to wait for.
+  void read_back_later(const std::vector<Read>& reads, const std::vector<PatternRange>& bands,
+                       std::vector<PatternBreak>* breaks) override {
     for (const Read& r : reads)
       if (r.bytes) std::memcpy(r.host_dst, r.device_src, r.bytes);  // an empty one's host_dst may be null
-    return pattern_breaks_host(bands);
+    *breaks = pattern_breaks_host(bands);
   }
+  void collect() override {}
   void synchronize() override {}
   void timer_start() override { start_ = std::chrono::steady_clock::now(); }
   double timer_stop_ms() override {

@@ -43,6 +43,8 @@ constexpr size_t kStagingAlign = 256;
 
 // Ranges per fill or check launch (kernel arguments by value); more take several launches.
 constexpr int kRangesPerLaunch = 16;
+// Band checks queued before a wait: a fuzz batch's cases check about 8 bands each.
+constexpr size_t kBreakSlots = 4096;
 struct RangeArgs {
   unsigned char* at[kRangesPerLaunch];
   unsigned long long bytes[kRangesPerLaunch];
@@ -109,8 +111,8 @@ class GpuBackend final : public Backend {
     PG_HIP_CHECK(hipStreamCreate(&stream_));
     PG_HIP_CHECK(hipEventCreate(&start_));
     PG_HIP_CHECK(hipEventCreate(&stop_));
-    PG_HIP_CHECK(hipMalloc(&breaks_, 2 * kRangesPerLaunch * sizeof(unsigned long long)));
-    PG_HIP_CHECK(hipHostMalloc(reinterpret_cast<void**>(&breaks_host_), 2 * kRangesPerLaunch * sizeof(unsigned long long),
+    PG_HIP_CHECK(hipMalloc(&breaks_, 2 * kBreakSlots * sizeof(unsigned long long)));
+    PG_HIP_CHECK(hipHostMalloc(reinterpret_cast<void**>(&breaks_host_), 2 * kBreakSlots * sizeof(unsigned long long),
                                hipHostMallocDefault));
   }
   // Never throws (as release()): after an illegal access the context is dead and every call fails.
@@ -209,51 +211,38 @@ class GpuBackend final : public Backend {
     }
   }
 
-  std::vector<PatternBreak> read_back(const std::vector<Read>& reads, const std::vector<PatternRange>& bands) override {
-    // Staged reads wait in pinned memory until the stream is done, then are copied out.
-    std::vector<std::pair<const unsigned char*, const Read*>> staged;
-    auto copy_out = [&] {
-      for (const auto& [from, r] : staged) std::memcpy(r->host_dst, from, r->bytes);
-      staged.clear();
-    };
+  // Staged reads wait in pinned memory, and band checks' results in pinned slots, until the
+  // stream is done; wait() then copies them out.
+  void read_back_later(const std::vector<Read>& reads, const std::vector<PatternRange>& bands,
+                       std::vector<PatternBreak>* breaks) override {
     for (const Read& r : reads) {
       if (r.bytes == 0) continue;
-      // Full: the reads staged so far are copied out first, as stage() would wait and hand
-      // their staging to this one.
-      if (r.bytes > staging_capacity_ - staging_used_ && staging_used_ > 0) {
-        wait();
-        copy_out();
-      }
       unsigned char* at = stage(r.bytes);
       if (at) {
         PG_HIP_CHECK(hipMemcpyAsync(at, r.device_src, r.bytes, hipMemcpyDeviceToHost, stream_));
-        staged.emplace_back(at, &r);
-      } else {
+        staged_reads_.push_back({at, r});
+      } else {  // larger than the staging: straight into pageable memory, which the copy waits for
         PG_HIP_CHECK(hipMemcpyAsync(r.host_dst, r.device_src, r.bytes, hipMemcpyDeviceToHost, stream_));
         wait();
-        copy_out();
       }
     }
-    std::vector<PatternBreak> out(bands.size());
+    breaks->assign(bands.size(), PatternBreak{});
     for (size_t begin = 0; begin < bands.size(); begin += kRangesPerLaunch) {
       const size_t end = std::min(bands.size(), begin + kRangesPerLaunch);
       const size_t n = end - begin;
-      PG_HIP_CHECK(hipMemsetAsync(breaks_, 0, 2 * n * sizeof(unsigned long long), stream_));
+      if (break_slots_used_ + n > kBreakSlots) wait();
+      unsigned long long* slots = breaks_ + 2 * break_slots_used_;
+      PG_HIP_CHECK(hipMemsetAsync(slots, 0, 2 * n * sizeof(unsigned long long), stream_));
       breaks_kernel<<<dim3(range_blocks(bands, begin, end), static_cast<unsigned>(n)), kRangeThreads, 0, stream_>>>(
-          range_args(bands, begin, end), breaks_);
+          range_args(bands, begin, end), slots);
       PG_LAUNCH_CHECK("breaks_kernel");
-      PG_HIP_CHECK(hipMemcpyAsync(breaks_host_, breaks_, 2 * n * sizeof(unsigned long long), hipMemcpyDeviceToHost, stream_));
-      wait();
-      for (size_t i = 0; i < n; ++i)
-        if (breaks_host_[2 * i + 1]) {
-          out[begin + i].first = static_cast<int64_t>(~breaks_host_[2 * i]);
-          out[begin + i].last = static_cast<int64_t>(breaks_host_[2 * i + 1] - 1);
-        }
+      PG_HIP_CHECK(hipMemcpyAsync(breaks_host_ + 2 * break_slots_used_, slots, 2 * n * sizeof(unsigned long long),
+                                  hipMemcpyDeviceToHost, stream_));
+      staged_breaks_.push_back({breaks, begin, break_slots_used_, n});
+      break_slots_used_ += n;
     }
-    if (bands.empty()) wait();  // else the last check waited
-    copy_out();
-    return out;
   }
+  void collect() override { wait(); }
 
   void synchronize() override { wait(); }
   void timer_start() override { PG_HIP_CHECK(hipEventRecord(start_, stream_)); }
@@ -266,10 +255,24 @@ class GpuBackend final : public Backend {
   }
 
  private:
-  // Waits for the stream; the staging is free again after it.
+  // Waits for the stream and completes the read backs queued before: staged reads copied out,
+  // band checks decoded. The staging and the result slots are free again after it, also when the
+  // wait fails (a runtime error: the queued read backs then hold nothing).
   void wait() {
-    PG_HIP_CHECK(hipStreamSynchronize(stream_));
+    const hipError_t e = hipStreamSynchronize(stream_);
+    if (e == hipSuccess) {
+      for (const auto& [from, r] : staged_reads_) std::memcpy(r.host_dst, from, r.bytes);
+      for (const StagedBreaks& b : staged_breaks_)
+        for (size_t i = 0; i < b.count; ++i) {
+          const unsigned long long* slot = breaks_host_ + 2 * (b.slot + i);
+          if (slot[1]) (*b.out)[b.first + i] = {static_cast<int64_t>(~slot[0]), static_cast<int64_t>(slot[1] - 1)};
+        }
+    }
+    staged_reads_.clear();
+    staged_breaks_.clear();
     staging_used_ = 0;
+    break_slots_used_ = 0;
+    hip_check(e, "hipStreamSynchronize(stream_)", __FILE__, __LINE__);
   }
 
   // `bytes` of pinned staging that no queued copy uses (waiting for the stream when it is full,
@@ -293,8 +296,16 @@ class GpuBackend final : public Backend {
   int device_;
   hipStream_t stream_{};
   hipEvent_t start_{}, stop_{};
-  unsigned long long* breaks_ = nullptr;       // device: read_back's results
+  // read_back_later's band checks: per band its first and last break, kBreakSlots bands' worth
+  unsigned long long* breaks_ = nullptr;       // device
   unsigned long long* breaks_host_ = nullptr;  // pinned
+  size_t break_slots_used_ = 0;
+  struct StagedBreaks {
+    std::vector<PatternBreak>* out;
+    size_t first, slot, count;  // (*out)[first..first+count) from slots slot..slot+count
+  };
+  std::vector<std::pair<const unsigned char*, Read>> staged_reads_;  // queued reads: staging -> host_dst
+  std::vector<StagedBreaks> staged_breaks_;
   unsigned char* staging_ = nullptr;           // pinned
   size_t staging_capacity_ = 0, staging_used_ = 0;
   std::mutex mutex_;

@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <sstream>
 
 #include "reference/pool_reference.hpp"
@@ -96,38 +97,41 @@ int64_t PreparedRun::minimal_bytes() const {
 
 const std::vector<unsigned char>& PreparedRun::output() const { return impl_->output; }
 
-Outcome PreparedRun::verify(const VerifyOptions& opt) {
+void PreparedRun::start_verify(const VerifyOptions& opt) {
   Impl& m = *impl_;
-  const auto& e = *m.expected;
+  const Expected& e = *m.expected;
   CaseUnderTest c = m.case_under_test();
   c.inputs = {{&m.dy, "dy"}, {&m.x, "x"}, {&m.indices, "indices"}};
   c.want = OracleAnswer{&e.dx, &e.abs_sum, &e.terms};
-  c.coord = [&](int64_t i) { return coord_text(m.problem, i); };
-  return verify_run(c, opt, &m.output);
+  c.coord = [p = &m.problem](int64_t i) { return coord_text(*p, i); };
+  m.start(c, opt);
+}
+
+Outcome PreparedRun::finish_verify() { return impl_->finish(); }
+
+Outcome PreparedRun::verify(const VerifyOptions& opt) {
+  start_verify(opt);
+  return finish_verify();
 }
 
 Outcome run_and_verify(Backend& b, const Variant& v, const Problem& p, const DataSpec& spec,
                        std::shared_ptr<const Expected> expected, const VerifyOptions& opt,
                        std::unique_ptr<PreparedRun>* kept) {
-  Outcome out;
-  const std::string invalid = validate(p);
-  if (!invalid.empty()) {
-    out.status = Status::fail;
-    out.message = "invalid problem: " + invalid + "\n  problem: " + to_string(p);
-    out.signature = "invalid problem";
-    return out;
-  }
-  const Support s = v.supports(p, b.kind());
-  if (!s.ok) {
-    out.status = Status::unsupported;
-    out.message = v.name + " on " + b.name() + ": " + s.why;
-    return out;
-  }
+  if (std::optional<Outcome> out = refused_case(b, v, p, validate(p), to_string(p))) return *out;
   if (!expected) expected = std::make_shared<const Expected>(compute_expected(p, spec));
   auto run = std::make_unique<PreparedRun>(b, v, p, spec, std::move(expected));
-  out = run->verify(opt);
+  Outcome out = run->verify(opt);
   if (kept) *kept = std::move(run);
   return out;
+}
+
+FinishVerify start_run_and_verify(Backend& b, const Variant& v, const Problem& p, const DataSpec& spec,
+                                  std::shared_ptr<const Expected>* expected, const VerifyOptions& opt) {
+  if (std::optional<Outcome> out = refused_case(b, v, p, validate(p), to_string(p))) return [out = *out] { return out; };
+  if (!*expected) *expected = std::make_shared<const Expected>(compute_expected(p, spec));
+  auto run = std::make_shared<PreparedRun>(b, v, p, spec, *expected);
+  run->start_verify(opt);
+  return [run] { return run->finish_verify(); };
 }
 
 Outcome run_and_verify(Backend& b, const Variant& v, const Problem& p, const DataSpec& spec,

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -78,6 +79,11 @@ class PreparedRun {
   ~PreparedRun();
   void launch();
   Outcome verify(const VerifyOptions& opt = {});
+  // verify() in two halves (src/harness/verify_common.hpp, start_verify): the runs launched and
+  // their read backs queued; then collected and checked. Between them other runs may start on
+  // the backend, and the first finish waits for all of them at once.
+  void start_verify(const VerifyOptions& opt = {});
+  Outcome finish_verify();
   // Bytes a perfect kernel moves: every input read once, dx written once.
   int64_t minimal_bytes() const;
   // dx as the last verify() downloaded it, in the problem's dtype and layout.
@@ -94,6 +100,14 @@ Outcome run_and_verify(Backend& b, const Variant& v, const Problem& p, const Dat
                        const VerifyOptions& opt = {});
 Outcome run_and_verify(Backend& b, const Variant& v, const Problem& p, const DataSpec& spec,
                        std::shared_ptr<const Expected> expected, const VerifyOptions& opt = {});
+// run_and_verify() started, not finished: calling it collects and checks. A fuzz batch starts
+// several cases on one backend, then finishes each, waiting for the device once. *expected is the
+// case's oracle answer, shared by every variant that runs the case: computed here (and left there)
+// when empty and the case runs. Starting throws where run_and_verify would (data the dtype cannot
+// hold, out of host or device memory).
+using FinishVerify = std::function<Outcome()>;
+FinishVerify start_run_and_verify(Backend& b, const Variant& v, const Problem& p, const DataSpec& spec,
+                                  std::shared_ptr<const Expected>* expected, const VerifyOptions& opt);
 // The same, and when the case got as far as a prepared run (a valid problem the variant
 // supports), the run is handed over to *kept after its verify(), whatever the outcome: its
 // buffers hold the inputs it was verified on, so the benchmark times the very run it verified.

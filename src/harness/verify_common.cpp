@@ -336,7 +336,53 @@ void run_poisoned(Backend& b, const Guarded& dx, const Buffer& workspace, const 
   launch();
 }
 
-Outcome verify_run(const CaseUnderTest& c, const VerifyOptions& opt, std::vector<unsigned char>* output) {
+namespace {
+
+// One run of a started verification: dx poisoned, the launch, and dx's payload into *dx and its
+// bands' breaks into *breaks queued, with `reads` and `bands` (the inputs') before them. A run
+// that throws is recorded in *error, and nothing more is asked of the backend.
+void run_and_read_later(const CaseUnderTest& c, std::vector<unsigned char>* dx, std::vector<Read> reads,
+                        std::vector<PatternRange> bands, std::vector<PatternBreak>* breaks, std::string* error) {
+  try {
+    c.run_once();
+    const PhaseScope phase(Phase::download);
+    dx->resize(c.dx->payload);
+    reads.push_back({dx->data(), c.dx->data(), c.dx->payload});
+    bands.push_back(c.dx->front_band());
+    bands.push_back(c.dx->back_band());
+    c.backend->read_back_later(reads, bands, breaks);
+  } catch (const std::exception& ex) {
+    *error = ex.what();
+  }
+}
+
+}  // namespace
+
+void start_verify(const CaseUnderTest& c, const VerifyOptions& opt, StartedVerify* s) {
+  s->c = c;
+  s->opt = opt;
+  // The first run reads back the inputs too: their payloads and bands must be as uploaded.
+  s->inputs_now.assign(c.inputs.size(), {});
+  std::vector<Read> input_reads;
+  std::vector<PatternRange> input_bands;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    const Guarded& g = *c.inputs[i].first;
+    if (!g.buffer.get()) continue;
+    s->inputs_now[i].resize(g.payload);
+    input_reads.push_back({s->inputs_now[i].data(), g.data(), g.payload});
+    input_bands.push_back(g.front_band());
+    input_bands.push_back(g.back_band());
+  }
+  run_and_read_later(c, &s->first, input_reads, input_bands, &s->first_breaks, &s->first_error);
+  // A deterministic variant's second run is queued behind the first (its read back of dx comes
+  // first on the stream), whatever the first will show: one wait covers both.
+  s->second_run = c.deterministic && opt.check_repeatable && s->first_error.empty();
+  if (s->second_run) run_and_read_later(c, &s->second, {}, {}, &s->second_breaks, &s->second_error);
+}
+
+Outcome finish_verify(StartedVerify& s, std::vector<unsigned char>* output) {
+  const CaseUnderTest& c = s.c;
+  const VerifyOptions& opt = s.opt;
   Outcome out;
   out.replay = c.replay;
   std::ostringstream msg;
@@ -356,52 +402,30 @@ Outcome verify_run(const CaseUnderTest& c, const VerifyOptions& opt, std::vector
     if (opt.write_failure_file) write_failure_file(c.failure_file, out.message);
     return out;
   };
-  // A run that throws (on a GPU: an illegal address reported by the runtime, at the launch's
-  // wait or the read back after it) is this case's failure. Nothing more is asked of the backend
+  // A run that throws (on a GPU: an illegal address reported by the runtime, at the launch or at
+  // the wait for the read back) is this case's failure. Nothing more is asked of the backend
   // after it: its context may be gone.
-  auto failed_run = [&](const std::exception& ex) {
-    header(std::string("the run failed: ") + ex.what(), "the run failed");
+  auto failed_run = [&](const std::string& what) {
+    header("the run failed: " + what, "the run failed");
     return finish_fail();
   };
-  // dx's payload into *dx and its bands' breaks, with `extra` reads and bands before them, in one
-  // read back (one wait on a GPU).
-  auto run_and_read = [&](std::vector<unsigned char>* dx, std::vector<Read> reads, std::vector<PatternRange> bands) {
-    c.run_once();
-    const PhaseScope phase(Phase::download);
-    dx->resize(c.dx->payload);
-    reads.push_back({dx->data(), c.dx->data(), c.dx->payload});
-    bands.push_back(c.dx->front_band());
-    bands.push_back(c.dx->back_band());
-    return c.backend->read_back(reads, bands);
-  };
-
-  // The first run reads back the inputs too: their payloads and bands must be as uploaded.
-  std::vector<std::vector<unsigned char>> inputs_now(c.inputs.size());
-  std::vector<Read> input_reads;
-  std::vector<PatternRange> input_bands;
-  for (size_t i = 0; i < c.inputs.size(); ++i) {
-    const Guarded& g = *c.inputs[i].first;
-    if (!g.buffer.get()) continue;
-    inputs_now[i].resize(g.payload);
-    input_reads.push_back({inputs_now[i].data(), g.data(), g.payload});
-    input_bands.push_back(g.front_band());
-    input_bands.push_back(g.back_band());
-  }
-  std::vector<unsigned char> first;
-  std::vector<PatternBreak> breaks;
+  if (!s.first_error.empty()) return failed_run(s.first_error);
   try {
-    breaks = run_and_read(&first, input_reads, input_bands);
+    const PhaseScope phase(Phase::download);
+    c.backend->collect();
   } catch (const std::exception& ex) {
-    return failed_run(ex);
+    return failed_run(ex.what());
   }
+
   std::optional<PhaseScope> phase(Phase::check);
+  const std::vector<PatternBreak>& breaks = s.first_breaks;
   size_t band = 0;
   for (size_t i = 0; i < c.inputs.size(); ++i) {
     const auto& [g, name] = c.inputs[i];
     if (!g->buffer.get()) continue;
     std::string bad = g->band_damage(breaks[band], breaks[band + 1], name);
     band += 2;
-    if (bad.empty() && g->payload && std::memcmp(inputs_now[i].data(), g->payload_host.data(), g->payload) != 0)
+    if (bad.empty() && g->payload && std::memcmp(s.inputs_now[i].data(), g->payload_host.data(), g->payload) != 0)
       bad = std::string("input ") + name + " was modified";
     if (!bad.empty()) {
       header(bad, without_detail(bad));
@@ -415,8 +439,8 @@ Outcome verify_run(const CaseUnderTest& c, const VerifyOptions& opt, std::vector
   }
 
   phase.emplace(Phase::compare);
-  const auto keep_copy = [&] { *output = first; };
-  const Mismatches bad = compare_with_oracle(c.dtype, first.data(), c.want, opt.max_reported, c.coord);
+  const auto keep_copy = [&] { *output = s.first; };
+  const Mismatches bad = compare_with_oracle(c.dtype, s.first.data(), c.want, opt.max_reported, c.coord);
   if (bad.wrong) {
     keep_copy();
     header(std::to_string(bad.wrong) + " of " + std::to_string(c.want.dx->size()) + " dx elements wrong",
@@ -425,28 +449,31 @@ Outcome verify_run(const CaseUnderTest& c, const VerifyOptions& opt, std::vector
     return finish_fail();
   }
 
-  if (c.deterministic && opt.check_repeatable) {
-    std::vector<unsigned char> second;
-    try {
-      breaks = run_and_read(&second, {}, {});
-    } catch (const std::exception& ex) {
+  if (s.second_run) {
+    if (!s.second_error.empty()) {
       keep_copy();
-      return failed_run(ex);
+      return failed_run(s.second_error);
     }
-    const std::string second_bands = c.dx->band_damage(breaks[0], breaks[1], "dx");
+    const std::string second_bands = c.dx->band_damage(s.second_breaks[0], s.second_breaks[1], "dx");
     if (!second_bands.empty()) {
       keep_copy();
       header(second_bands + " on the second run", without_detail(second_bands));
       return finish_fail();
     }
-    if (second != first) {
+    if (s.second != s.first) {
       keep_copy();
       header("deterministic variant gave different bits on a second run", "not repeatable");
       return finish_fail();
     }
   }
-  *output = std::move(first);
+  *output = std::move(s.first);
   return out;
+}
+
+Outcome verify_run(const CaseUnderTest& c, const VerifyOptions& opt, std::vector<unsigned char>* output) {
+  StartedVerify s;
+  start_verify(c, opt, &s);
+  return finish_verify(s, output);
 }
 
 // --- A crash during a launch --------------------------------------------------------------------

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -108,6 +110,27 @@ struct CaseUnderTest {
 // A failure is written to c.failure_file unless opt says not to.
 Outcome verify_run(const CaseUnderTest& c, const VerifyOptions& opt, std::vector<unsigned char>* output);
 
+// verify_run() in two halves, so that a batch of cases waits for its backend once: start_verify()
+// launches the run (and a deterministic variant's second run) and queues their read backs;
+// finish_verify() collects them (one wait on a GPU for every run started on the backend before
+// it) and makes the checks. Same verdict as verify_run(). The object must not move in between:
+// the backend writes its results into it.
+struct StartedVerify {
+  StartedVerify() = default;
+  StartedVerify(const StartedVerify&) = delete;
+  StartedVerify& operator=(const StartedVerify&) = delete;
+
+  CaseUnderTest c;
+  VerifyOptions opt;
+  std::vector<std::vector<unsigned char>> inputs_now;  // the inputs as read back after the first run
+  std::vector<unsigned char> first, second;            // dx after each run
+  std::vector<PatternBreak> first_breaks, second_breaks;
+  bool second_run = false;
+  std::string first_error, second_error;  // a run that threw: what it said
+};
+void start_verify(const CaseUnderTest& c, const VerifyOptions& opt, StartedVerify* s);
+Outcome finish_verify(StartedVerify& s, std::vector<unsigned char>* output);
+
 // One file per failing case in the failure directory ($POOLGRAD_FAILURE_DIR, else
 // poolgrad-failures/). The name holds variant, backend, data kind, seed and a hash of the problem,
 // so no two cases share one; characters outside [A-Za-z0-9._-] become '_'.
@@ -137,6 +160,27 @@ class CrashArmed {
   CrashRecord* slot_ = nullptr;  // none free: the launch runs unarmed (a fault is then unreported)
 };
 
+// The outcome of a case that gets no run: a problem the op's validate() refused with `invalid`
+// (`text` its problem line), or one variant `v` does not take on `b`; nullopt when it runs.
+template <class V, class P>
+std::optional<Outcome> refused_case(const Backend& b, const V& v, const P& p, const std::string& invalid,
+                                    const std::string& text) {
+  Outcome out;
+  if (!invalid.empty()) {
+    out.status = Status::fail;
+    out.message = "invalid problem: " + invalid + "\n  problem: " + text;
+    out.signature = "invalid problem";
+    return out;
+  }
+  const Support s = v.supports(p, b.kind());
+  if (!s.ok) {
+    out.status = Status::unsupported;
+    out.message = v.name + " on " + b.name() + ": " + s.why;
+    return out;
+  }
+  return std::nullopt;
+}
+
 // What a prepared run of either op keeps beside its own inputs: where it runs, what, on which
 // data, dy, dx and the workspace, the replay line, where a failure is written, and the crash report armed
 // around each launch. PreparedRun and ConvPreparedRun build on it with their own inputs.
@@ -151,6 +195,7 @@ struct RunState {
   Buffer workspace;
   Buffers buffers;
   std::vector<unsigned char> output;  // dx payload of the last verify()
+  std::unique_ptr<StartedVerify> started;  // between start() and finish()
   std::string replay;
   std::filesystem::path failure_file;
   CrashReport crash;
@@ -180,6 +225,17 @@ struct RunState {
   // One verified run: dx poisoned, the launch (verify_run's read back waits for it: one wait per
   // run instead of two on a GPU).
   void run_once() { run_poisoned(backend, dx, workspace, [this] { launch(false); }); }
+
+  // verify_run() on `c` (case_under_test() completed by the op) in its two halves: start()
+  // launches and queues the read backs, finish() collects, checks and keeps dx in `output`.
+  void start(const CaseUnderTest& c, const VerifyOptions& opt) {
+    started = std::make_unique<StartedVerify>();
+    start_verify(c, opt, started.get());
+  }
+  Outcome finish() {
+    const std::unique_ptr<StartedVerify> s = std::move(started);
+    return finish_verify(*s, &output);
+  }
 
   // The case as verify_run() checks it, but for the inputs, the oracle's answer and coordinates.
   CaseUnderTest case_under_test() {

@@ -64,10 +64,23 @@ class Backend {
   // Each range filled with its pattern, enqueued (poison and sentinel bands written on the
   // device instead of uploaded: a fuzz case's bands are a megabyte, its payload a few KB).
   virtual void fill(const std::vector<PatternRange>& ranges) = 0;
-  // Waits for the work before it once, then downloads each of `reads` and finds where each of
-  // `bands` breaks its pattern (one result per band, in order).
-  virtual std::vector<PatternBreak> read_back(const std::vector<Read>& reads,
-                                              const std::vector<PatternRange>& bands) = 0;
+  // Enqueues, after the work before it, the download of each of `reads` and the search for where
+  // each of `bands` breaks its pattern, without waiting: each read's host_dst and *breaks (one
+  // result per band, in order) hold the results once collect() returns, and until then the
+  // host_dst memory and *breaks must stay where they are. Several may be queued, so a fuzz batch
+  // waits once for many cases (on the CPU backend it all happens at once).
+  virtual void read_back_later(const std::vector<Read>& reads, const std::vector<PatternRange>& bands,
+                               std::vector<PatternBreak>* breaks) = 0;
+  // Waits for this backend's work once and completes every read_back_later() queued before it.
+  // A runtime error found by the wait is thrown; the read backs it interrupted hold nothing.
+  virtual void collect() = 0;
+  // read_back_later() and collect(): the reads done, the breaks returned.
+  std::vector<PatternBreak> read_back(const std::vector<Read>& reads, const std::vector<PatternRange>& bands) {
+    std::vector<PatternBreak> breaks;
+    read_back_later(reads, bands, &breaks);
+    collect();
+    return breaks;
+  }
   virtual void synchronize() = 0;  // waits for this backend's work (on a GPU: its own stream)
   // Timer around enqueued work: GPU events on a GPU, the wall clock on the CPU.
   virtual void timer_start() = 0;
@@ -77,7 +90,7 @@ class Backend {
   virtual void* gpu_stream() { return nullptr; }
 };
 
-// fill() and read_back() over memory the host can address (the CPU backend).
+// fill() and read_back_later() over memory the host can address (the CPU backend).
 void fill_host(const std::vector<PatternRange>& ranges);
 std::vector<PatternBreak> pattern_breaks_host(const std::vector<PatternRange>& bands);
 
