@@ -96,10 +96,16 @@ std::string case_file_name(const Lane& l, const std::string& signature, int64_t 
 class Campaign {
  public:
   explicit Campaign(const CampaignOptions& o) : o_(o), batch_(std::max(1, o.batch)) {
+    // CPU lanes join the groups of the first GPU's lanes when GPU lanes run (a case drawn once,
+    // answered once, runs on both backends); jobs driving the first GPU run them.
+    const bool gpu_lanes = !o.gpu_devices.empty() && std::any_of(o.targets.begin(), o.targets.end(), [](const auto& t) {
+      return t->backend_kind() == BackendKind::gpu;
+    });
+    const int cpu_slot = gpu_lanes ? o.gpu_devices[0] : -1;
     for (const auto& t : o.targets) {
-      if (t->backend_kind() == BackendKind::cpu) add_lane(*t, "cpu", -1);
+      if (t->backend_kind() == BackendKind::cpu) add_lane(*t, "cpu", -1, cpu_slot);
       else
-        for (int d : o.gpu_devices) add_lane(*t, "gpu" + std::to_string(d), d);
+        for (int d : o.gpu_devices) add_lane(*t, "gpu" + std::to_string(d), d, d);
     }
   }
 
@@ -140,18 +146,19 @@ class Campaign {
   }
   static double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-  // A lane, in the group of its backend's lanes that draw the same cases (a new group if none does).
-  void add_lane(const Target& t, const std::string& backend, int device) {
+  // A lane on `device` (-1: the CPU), in the group of slot `slot`'s lanes it shares cases with (a
+  // new group if none does).
+  void add_lane(const Target& t, const std::string& backend, int device, int slot) {
     auto l = std::make_unique<Lane>();
     l->target = &t;
     l->backend = backend;
     l->device = device;
     for (const auto& g : groups_)
-      if (g->device == device && g->lanes[0]->target->shares_cases_with(t)) l->group = g.get();
+      if (g->device == slot && g->lanes[0]->target->shares_cases_with(t)) l->group = g.get();
     if (!l->group) {
       auto g = std::make_unique<Group>();
-      g->device = device;
-      g->key = fnv1a(t.case_key() + "/" + backend);
+      g->device = slot;
+      g->key = fnv1a(t.case_key() + "/" + (slot >= 0 ? "gpu" + std::to_string(slot) : std::string("cpu")));
       l->group = g.get();
       groups_.push_back(std::move(g));
     }
@@ -287,7 +294,7 @@ class Campaign {
       while (!stopping_.load()) {
         Group* g = pick(device);
         if (!g) break;
-        run_batch(*g, g->device >= 0 ? *gpu : *cpu);
+        run_batch(*g, *cpu, gpu.get());
       }
     } catch (...) {
       std::lock_guard<std::mutex> lock(m_);
@@ -303,9 +310,10 @@ class Campaign {
   // that drew it first (it computes the oracle answer the others reuse), then finished in the
   // same order. On a GPU the first finish waits for all of them at once. Each run is its own
   // trial: its verdict, tags and failure are the lane's, and a failing case is shrunk and saved
-  // alone. A lane that does not support a case another lane drew skips it; one that does not
-  // support a case it drew itself counts a discard.
-  void run_batch(Group& g, Backend& b) {
+  // alone. A lane skips a case another lane drew unless its own generator could have drawn it
+  // and it supports it; one that does not support a case it drew itself counts a discard.
+  void run_batch(Group& g, Backend& cpu, Backend* gpu) {
+    auto backend = [&](const Lane& l) -> Backend& { return l.device >= 0 ? *gpu : cpu; };
     const int64_t finished = g.finished.load();
     const int64_t estimate = (finished > 0 ? g.busy_ns.load() / finished : 1000000 * static_cast<int64_t>(g.lanes.size())) * batch_;
     g.charged_ns += estimate;
@@ -320,9 +328,9 @@ class Campaign {
     for (const auto& [k, c] : cases)
       for (size_t j = 0; j < n; ++j) {
         Lane& l = *g.lanes[(case_index(k) + j) % n];
-        if (l.done.load()) continue;
+        if (l.done.load() || (j > 0 && !l.target->could_draw(*c))) continue;
         const PhaseTimes before = thread_phase_times();
-        runs.push_back({&l, k, l.target->start(*c, b)});
+        runs.push_back({&l, k, l.target->start(*c, backend(l))});
         charge(l, thread_phase_times() - before);
       }
     for (Run& r : runs) {
@@ -342,7 +350,7 @@ class Campaign {
         std::lock_guard<std::mutex> lock(l.m);
         for (const std::string& tag : t.tags) ++l.tags[tag];
       }
-      if (t.verdict == Trial::Verdict::fail) on_failure(l, r.k, b, std::move(t));
+      if (t.verdict == Trial::Verdict::fail) on_failure(l, r.k, backend(l), std::move(t));
       charge(l, thread_phase_times() - before);
     }
     g.finished += static_cast<int64_t>(cases.size());

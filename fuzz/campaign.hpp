@@ -2,16 +2,18 @@
 // deterministically, verified on `jobs` threads, until a time or case limit or a stop request.
 //
 // Lanes and groups. A CPU target is one lane; a GPU target is one lane per selected device. The
-// lanes of one backend whose targets share cases (Target::shares_cases_with: the same op and
-// inputs, e.g. every max variant that reads stored indices, or every conv variant) form a group.
-// Case k of a group is drawn by the generator of its member k mod n (in the sequence over every
-// shard), from a random source seeded by (seed, case kind and backend, k * shard_count + shard):
-// the same seed and shard give the same cases, and the shards of a campaign split one case
-// sequence per group without overlap (shards 0..N-1 with --cases C each run what one shard with
-// C * N runs). Each case runs on every lane of the group that supports it, with its oracle answer
-// and tags computed once for all of them: a lane runs the cases its own generator draws (a
-// discard when it does not support one) and those of the others that fall inside what it
-// supports ("by others" in the report). --cases C draws C cases with each lane's generator.
+// lanes whose targets share cases (Target::shares_cases_with: the same op and inputs, e.g. every
+// max variant that reads stored indices, or every conv variant) form a group per GPU, the CPU
+// lanes joining the first GPU's groups (or groups of their own when no GPU lane runs). Case k of
+// a group is drawn by the generator of its member k mod n (in the sequence over every shard),
+// from a random source seeded by (seed, case kind and GPU, k * shard_count + shard): the same seed
+// and shard give the same cases, and the shards of a campaign split one case sequence per group
+// without overlap (shards 0..N-1 with --cases C each run what one shard with C * N runs). A case
+// runs on the lane that drew it and on every other lane of the group whose own generator could
+// have drawn it (Target::could_draw: a lane keeps to its own sizes) and that supports it, with its
+// oracle answer and tags computed once for all of them ("by others" in the report). A lane
+// counts a discard only for a case it drew itself. --cases C draws C cases with each lane's
+// generator.
 //
 // Threads. Each job thread owns a CPU backend and, when GPU lanes run, a GPU backend for device
 // (job mod device count), made on that thread. A job takes a batch of a group's cases (up to

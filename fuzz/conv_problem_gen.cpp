@@ -81,6 +81,19 @@ rc::Gen<ConvProblem> conv_problem(const ConvDomain& d, ConvShapeRule rule) {
   }));
 }
 
+bool conv_generator_reaches(const ConvDomain& d, const ConvProblem& p) {
+  const bool depthwise = p.groups > 1 && p.c_per_group() == 1;
+  if (p.n > 3 || p.groups > 6 || p.c_per_group() > d.max_c_per_group ||
+      p.k_per_group() > std::max<int64_t>(d.max_k_per_group, depthwise ? 3 : 0))
+    return false;
+  for (int a = kAxes - p.dims; a < kAxes; ++a) {
+    // The padding modes set the pads after the length is drawn: measured against no padding.
+    const int64_t pads = p.pad_mode == ConvPadMode::explicit_pads ? p.pad_begin[a] + p.pad_end[a] : 0;
+    if (p.in[a] > std::max<int64_t>(1, p.effective_kernel(a) - pads) + d.reach[a]) return false;
+  }
+  return true;
+}
+
 rc::Gen<DataSpec> conv_data_spec() {
   return rc::gen::exec([] {
     DataSpec d;

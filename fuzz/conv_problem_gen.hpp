@@ -23,6 +23,9 @@ namespace fuzz {
 enum class ConvShapeRule { any, gaps, grouped };
 
 rc::Gen<ConvProblem> conv_problem(const ConvDomain& domain, ConvShapeRule rule = ConvShapeRule::any);
+// Whether conv_problem(domain) could have drawn p's sizes (batch, groups, channels per group, each
+// axis's length past its minimum), as generator_reaches (fuzz/problem_gen.hpp) for pooling.
+bool conv_generator_reaches(const ConvDomain& domain, const ConvProblem& p);
 rc::Gen<DataSpec> conv_data_spec();
 
 }  // namespace fuzz

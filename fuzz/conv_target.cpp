@@ -25,6 +25,7 @@ class ConvTarget final : public GeneratedTarget<ConvVariant, ConvCase, ConvExpec
 
  private:
   bool same_kind(const ConvVariant&) const override { return true; }
+  bool reaches(const ConvCase& c) const override { return conv_generator_reaches(v_.domain, c.problem); }
   FinishVerify start_verify(const ConvCase& c, std::shared_ptr<const ConvExpected>* oracle, Backend& b,
                             const VerifyOptions& quiet) const override {
     return start_conv_run_and_verify(b, v_, c.problem, c.data, oracle, quiet);

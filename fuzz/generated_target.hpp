@@ -56,6 +56,8 @@ class GeneratedTarget : public Target {
     return d;
   }
 
+  bool could_draw(const DrawnCase& c) const final { return reaches(static_cast<const Drawn&>(c).c); }
+
   StartedTrial start(const DrawnCase& c, Backend& b) const final {
     const Drawn& d = static_cast<const Drawn&>(c);
     return start_case(d.c, b, &d.answers);
@@ -116,6 +118,8 @@ class GeneratedTarget : public Target {
   // Whether `other`'s cases are of this variant's kind (same op and inputs): its oracle answer
   // and tags are then this variant's too.
   virtual bool same_kind(const V& other) const = 0;
+  // Whether this target's generator could have drawn the case's sizes (fuzz/problem_gen.hpp).
+  virtual bool reaches(const Case& c) const = 0;
   // Starts verifying a case the variant supports on `b` (with `quiet`: no failure file, the
   // campaign writes one case file per distinct failure); *oracle is the case's answer, computed
   // there when empty.

@@ -28,6 +28,7 @@ class PoolTarget final : public GeneratedTarget<Variant, PoolCase, Expected> {
 
  private:
   bool same_kind(const Variant& o) const override { return o.op == v_.op && o.inputs == v_.inputs; }
+  bool reaches(const PoolCase& c) const override { return generator_reaches(v_.domain, c.problem); }
   FinishVerify start_verify(const PoolCase& c, std::shared_ptr<const Expected>* oracle, Backend& b,
                             const VerifyOptions& quiet) const override {
     return start_run_and_verify(b, v_, c.problem, c.data, oracle, quiet);

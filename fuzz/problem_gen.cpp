@@ -141,6 +141,21 @@ rc::Gen<Problem> problem(Op op, const Domain& d) {
   }));
 }
 
+bool generator_reaches(const Domain& d, const Problem& p) {
+  const int64_t pack = 16 / dtype_size(p.dtype);
+  const bool packed_c = d.contiguous_packs && p.layout == Layout::channels_last;
+  const int64_t max_c = packed_c ? std::max<int64_t>(d.max_channels, pack) / pack * pack : d.max_channels;
+  if (p.n > 3 || p.c > max_c) return false;
+  if (d.windows == WindowRule::single) return true;  // its lengths follow from the window
+  for (int a = kAxes - p.dims; a < kAxes; ++a) {
+    if (axis_trivial(p, a)) continue;
+    const int64_t min_len = std::max<int64_t>(1, p.effective_kernel(a) - p.pad_begin[a] - p.pad_end[a]);
+    const int64_t unit = std::lcm(d.whole_windows ? p.kernel[a] : 1, d.contiguous_packs ? pack : 1);
+    if (p.in[a] > min_len + d.reach[a] + unit - 1) return false;
+  }
+  return true;
+}
+
 rc::Gen<DataSpec> data_spec(Inputs inputs) {
   return rc::gen::exec([inputs] {
     DataSpec d;

@@ -35,6 +35,11 @@ T pick(const std::vector<T>& from) {
 }
 
 rc::Gen<Problem> problem(Op op, const Domain& domain);
+// Whether problem(op, domain) could have drawn p's sizes: batch, channels, and each axis's length
+// past its minimum within the domain's reach (the window, layout and dtype are for the domain's
+// admits() to say). A campaign runs a case another variant's generator drew only on the variants
+// whose own generator reaches it (fuzz/campaign.hpp), so that a lane keeps to its own sizes.
+bool generator_reaches(const Domain& domain, const Problem& p);
 // Foreign indices only for variants that read stored indices: the others recompute the argmax.
 rc::Gen<DataSpec> data_spec(Inputs inputs);
 

@@ -55,6 +55,10 @@ class Target {
   virtual bool shares_cases_with(const Target& other) const = 0;
   // Names that kind of case, seeding a campaign's groups (sharing targets give the same key).
   virtual std::string case_key() const = 0;
+  // Whether this target's own generator could have drawn `c`, a case a target it shares cases
+  // with drew (its sizes within this target's reach): a campaign runs such a case here only then,
+  // so the cases a lane runs stay the sizes its own generator draws.
+  virtual bool could_draw(const DrawnCase& c) const = 0;
   // The case `random` selects: same random, same case. Takes the RapidCheck lock
   // (fuzz/rapidcheck_lock.hpp), so a campaign draws on a thread of its own ahead of the jobs.
   virtual std::unique_ptr<DrawnCase> draw(const rc::Random& random) const = 0;
