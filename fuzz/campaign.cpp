@@ -38,15 +38,25 @@ uint64_t fnv1a(const std::string& s) {
 
 struct Group;
 
-// One target on one backend: its counts.
+// One target on one backend: what jobs pick, and its counts.
 struct Lane {
   const Target* target = nullptr;
   std::string backend;  // "cpu", "gpu0", ...
   int device = -1;      // -1: the CPU backend
   Group* group = nullptr;
-  std::atomic<int64_t> cases{0}, discarded{0}, oracles{0}, from_group{0};
+  uint64_t key = 0;     // seeds its cases: the hash of "variant/backend"
+  std::atomic<int64_t> claimed{0}, cases{0}, discarded{0}, oracles{0}, from_group{0};
   std::atomic<int64_t> busy_ns{0};
+  // busy_ns split: runs of its own cases, and of cases another lane of its group drew
+  std::atomic<int64_t> own_ns{0}, others_ns{0};
+  // busy_ns plus an estimate for the cases in flight: what lane picking compares, so jobs
+  // starting at once spread over the lanes instead of piling onto the first.
+  std::atomic<int64_t> charged_ns{0};
   std::atomic<bool> done{false};
+  // Cases the drawer thread drew ahead, (k, case), and draws of this lane in progress there.
+  std::mutex ready_m;
+  std::deque<std::pair<int64_t, std::unique_ptr<DrawnCase>>> ready;
+  std::atomic<int> drawing{0};
   std::mutex m;  // guards tags, failures and phases
   std::map<std::string, int64_t> tags;
   std::vector<FailureRecord> failures;
@@ -55,39 +65,22 @@ struct Lane {
   std::string name() const { return target->variant() + "/" + backend; }
 };
 
-// Lanes on one backend whose targets share cases (Target::shares_cases_with): what jobs pick.
-// The group's case k is drawn once, by its members in turn (each member's generator draws every
-// n-th case), its oracle answer computed once, and run on every open lane of the group that
-// supports it, by the job that took it.
+// Lanes whose targets share cases (Target::shares_cases_with), on one GPU and the CPU: a case
+// one of them draws also runs on the others that could have drawn it, with one oracle answer.
 struct Group {
   std::vector<Lane*> lanes;
-  int device = -1;   // the lanes' backend: -1 the CPU
-  uint64_t key = 0;  // seeds its cases: the hash of the case kind's key and the backend's name
-  std::atomic<int64_t> claimed{0}, finished{0};
-  std::atomic<int64_t> busy_ns{0};
-  // busy_ns plus an estimate for the cases in flight: what group picking compares (per lane), so
-  // jobs starting at once spread over the groups instead of piling onto the first.
-  std::atomic<int64_t> charged_ns{0};
-  std::atomic<bool> done{false};
-  // Cases the drawer thread drew ahead, (k, case), and draws of this group in progress there.
-  std::mutex ready_m;
-  std::deque<std::pair<int64_t, std::unique_ptr<DrawnCase>>> ready;
-  std::atomic<int> drawing{0};
-
-  bool open() const {
-    return !done.load() && std::any_of(lanes.begin(), lanes.end(), [](const Lane* l) { return !l->done.load(); });
-  }
+  int device = -1;  // the GPU its GPU lanes run on; -1: CPU lanes only
 };
 
 using DrawnCases = std::vector<std::pair<int64_t, std::unique_ptr<DrawnCase>>>;
 
-// `k`: the case's index, for a case saved unshrunk beside others of its signature (a batch that
-// broke its device); -1: none.
-std::string case_file_name(const Lane& l, const std::string& signature, int64_t k) {
+// `which`: which case it is, for a case saved unshrunk beside others of its signature (a batch that
+// broke its device); empty: none.
+std::string case_file_name(const Lane& l, const std::string& signature, const std::string& which) {
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(signature)));
   std::string name = l.target->variant() + "-" + l.backend + "-" + hex;
-  if (k >= 0) name += "-case" + std::to_string(k);
+  if (!which.empty()) name += "-" + which;
   for (char& ch : name)
     if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '-' || ch == '_')) ch = '_';
   return name + ".json";
@@ -153,12 +146,12 @@ class Campaign {
     l->target = &t;
     l->backend = backend;
     l->device = device;
+    l->key = fnv1a(l->name());
     for (const auto& g : groups_)
       if (g->device == slot && g->lanes[0]->target->shares_cases_with(t)) l->group = g.get();
     if (!l->group) {
       auto g = std::make_unique<Group>();
       g->device = slot;
-      g->key = fnv1a(t.case_key() + "/" + (slot >= 0 ? "gpu" + std::to_string(slot) : std::string("cpu")));
       l->group = g.get();
       groups_.push_back(std::move(g));
     }
@@ -166,70 +159,63 @@ class Campaign {
     lanes_.push_back(std::move(l));
   }
 
-  // The open group this job can run (its device, or the CPU) whose lanes have had the least time
-  // each; nullptr when none is left.
-  Group* pick(int device) {
-    Group* best = nullptr;
-    double best_ns = 0;
-    for (const auto& g : groups_) {
-      if (!g->open() || (g->device >= 0 && g->device != device)) continue;
-      const double ns = static_cast<double>(g->charged_ns.load()) / g->lanes.size();
-      if (!best || ns < best_ns) {
-        best = g.get();
-        best_ns = ns;
-      }
+  // Whether a job driving GPU `device` (-1: none) can run lane l.
+  static bool runs_on(const Lane& l, int device) { return l.device < 0 || l.device == device; }
+
+  // The least-served open lane this job can run; nullptr when none is left.
+  Lane* pick(int device) {
+    Lane* best = nullptr;
+    for (const auto& l : lanes_) {
+      if (l->done.load() || !runs_on(*l, device)) continue;
+      if (!best || l->charged_ns.load() < best->charged_ns.load()) best = l.get();
     }
     return best;
   }
 
-  // Case k of group g: its index in the campaign's sequence (over every shard), the random source
-  // it is drawn from, and the lane whose generator draws it.
-  uint64_t case_index(int64_t k) const { return static_cast<uint64_t>(k) * o_.shard_count + o_.shard; }
-  rc::Random case_random(const Group& g, int64_t k) const {
-    return rc::Random(splitmix64(o_.seed ^ splitmix64(g.key ^ splitmix64(case_index(k)))));
+  // The random source of case k of lane l.
+  rc::Random case_random(const Lane& l, int64_t k) const {
+    const uint64_t index = static_cast<uint64_t>(k) * o_.shard_count + o_.shard;
+    return rc::Random(splitmix64(o_.seed ^ splitmix64(l.key ^ splitmix64(index))));
   }
-  Lane& origin(const Group& g, int64_t k) const { return *g.lanes[case_index(k) % g.lanes.size()]; }
-  // --cases C: C cases drawn by each lane's generator.
-  int64_t case_limit(const Group& g) const { return o_.cases * static_cast<int64_t>(g.lanes.size()); }
 
   // The drawer thread: RapidCheck's generators run under one process-wide lock, which 16 jobs
   // drawing their own cases made the campaign's bottleneck (36% of a GPU job's time waiting for
-  // it, H100, 2026-11-25). Here one thread draws for every group, keeping each group's queue
-  // ready_depth() deep, the emptiest first; a job whose group's queue is empty draws for itself.
+  // it, H100, 2026-11-25). Here one thread draws for every lane, keeping each lane's queue
+  // ready_depth() deep, the emptiest first; a job whose lane's queue is empty draws for itself.
   // Case k is the same case whoever draws it.
   size_t ready_depth() const { return std::max<size_t>(32, 2 * static_cast<size_t>(batch_)); }
   void draw_ahead() {
     try {
       while (!drawer_stop_.load() && !stopping_.load()) {
-        Group* emptiest = nullptr;
+        Lane* emptiest = nullptr;
         size_t fewest = ready_depth();
-        for (const auto& g : groups_) {
-          if (!g->open() || (o_.cases > 0 && g->claimed.load() >= case_limit(*g))) continue;
-          std::lock_guard<std::mutex> lock(g->ready_m);
-          if (g->ready.size() < fewest) {
-            fewest = g->ready.size();
-            emptiest = g.get();
+        for (const auto& l : lanes_) {
+          if (l->done.load() || (o_.cases > 0 && l->claimed.load() >= o_.cases)) continue;
+          std::lock_guard<std::mutex> lock(l->ready_m);
+          if (l->ready.size() < fewest) {
+            fewest = l->ready.size();
+            emptiest = l.get();
           }
         }
         if (!emptiest) {
           std::this_thread::sleep_for(std::chrono::microseconds(100));
           continue;
         }
-        Group& g = *emptiest;
-        ++g.drawing;
-        const int64_t k = g.claimed.fetch_add(1);
-        if (o_.cases > 0 && k >= case_limit(g)) {
-          --g.drawing;
+        Lane& l = *emptiest;
+        ++l.drawing;
+        const int64_t k = l.claimed.fetch_add(1);
+        if (o_.cases > 0 && k >= o_.cases) {
+          --l.drawing;
           continue;
         }
         const PhaseTimes before = thread_phase_times();
-        std::unique_ptr<DrawnCase> c = origin(g, k).target->draw(case_random(g, k));
-        charge_group(g, thread_phase_times() - before);
+        std::unique_ptr<DrawnCase> c = l.target->draw(case_random(l, k));
+        charge(l, thread_phase_times() - before, true);
         {
-          std::lock_guard<std::mutex> lock(g.ready_m);
-          g.ready.emplace_back(k, std::move(c));
+          std::lock_guard<std::mutex> lock(l.ready_m);
+          l.ready.emplace_back(k, std::move(c));
         }
-        --g.drawing;
+        --l.drawing;
       }
     } catch (...) {
       std::lock_guard<std::mutex> lock(m_);
@@ -238,49 +224,41 @@ class Campaign {
     }
   }
 
-  // Thread time spent on a lane's runs, busy, charged and profiled. Every moment of a thread's
-  // time is in some phase, so the phases add up to it.
-  void charge(Lane& l, const PhaseTimes& spent) {
+  // Thread time spent on a lane (a run, or the drawer's draw of one of its cases), busy, charged
+  // and profiled; `own`: on a case it drew. Every moment of a thread's time is in some phase, so
+  // the phases add up to it.
+  void charge(Lane& l, const PhaseTimes& spent, bool own) {
     int64_t ns = 0;
     for (const int64_t t : spent.ns) ns += t;
     l.busy_ns += ns;
-    l.group->busy_ns += ns;
-    l.group->charged_ns += ns;
+    l.charged_ns += ns;
+    (own ? l.own_ns : l.others_ns) += ns;
     std::lock_guard<std::mutex> lock(l.m);
     l.phases += spent;
   }
-  // Thread time spent on a group's case for all its lanes (drawing it), shared out among them.
-  void charge_group(Group& g, const PhaseTimes& spent) {
-    const int64_t n = static_cast<int64_t>(g.lanes.size());
-    for (int64_t i = 0; i < n; ++i) {
-      PhaseTimes share;
-      for (int p = 0; p < kPhaseCount; ++p) share.ns[p] = spent.ns[p] / n + (i < spent.ns[p] % n ? 1 : 0);
-      charge(*g.lanes[i], share);
-    }
-  }
 
-  // Up to batch_ next cases of group g for a job: those the drawer drew, else a fresh claim drawn
-  // here; none when the group has run its --cases (it is then done, once no draw of it is in
+  // Up to batch_ next cases of lane l for a job: those the drawer drew, else a fresh claim drawn
+  // here; none when the lane has run its --cases (it is then done, once no draw of it is in
   // flight).
-  DrawnCases next_cases(Group& g) {
+  DrawnCases next_cases(Lane& l) {
     DrawnCases out;
     {
-      std::lock_guard<std::mutex> lock(g.ready_m);
-      while (!g.ready.empty() && out.size() < static_cast<size_t>(batch_)) {
-        out.push_back(std::move(g.ready.front()));
-        g.ready.pop_front();
+      std::lock_guard<std::mutex> lock(l.ready_m);
+      while (!l.ready.empty() && out.size() < static_cast<size_t>(batch_)) {
+        out.push_back(std::move(l.ready.front()));
+        l.ready.pop_front();
       }
     }
     if (!out.empty()) return out;
-    const int64_t k = g.claimed.fetch_add(1);
-    if (o_.cases > 0 && k >= case_limit(g)) {
-      std::lock_guard<std::mutex> lock(g.ready_m);
-      if (g.ready.empty() && g.drawing.load() == 0) g.done.store(true);
+    const int64_t k = l.claimed.fetch_add(1);
+    if (o_.cases > 0 && k >= o_.cases) {
+      std::lock_guard<std::mutex> lock(l.ready_m);
+      if (l.ready.empty() && l.drawing.load() == 0) l.done.store(true);
       return out;
     }
     const PhaseTimes before = thread_phase_times();
-    out.emplace_back(k, origin(g, k).target->draw(case_random(g, k)));
-    charge_group(g, thread_phase_times() - before);
+    out.emplace_back(k, l.target->draw(case_random(l, k)));
+    charge(l, thread_phase_times() - before, true);
     return out;
   }
 
@@ -292,9 +270,9 @@ class Campaign {
       const std::unique_ptr<Backend> cpu = make_cpu_backend();
       const std::unique_ptr<Backend> gpu = device >= 0 ? make_gpu_backend(device) : nullptr;
       while (!stopping_.load()) {
-        Group* g = pick(device);
-        if (!g) break;
-        run_batch(*g, *cpu, gpu.get());
+        Lane* l = pick(device);
+        if (!l) break;
+        run_batch(*l, device, *cpu, gpu.get());
       }
     } catch (...) {
       std::lock_guard<std::mutex> lock(m_);
@@ -306,58 +284,63 @@ class Campaign {
     cv_.notify_all();
   }
 
-  // A batch: the next cases of group g, each started on every open lane of the group, the lane
-  // that drew it first (it computes the oracle answer the others reuse), then finished in the
-  // same order. On a GPU the first finish waits for all of them at once. Each run is its own
-  // trial: its verdict, tags and failure are the lane's, and a failing case is shrunk and saved
-  // alone. A lane skips a case another lane drew unless its own generator could have drawn it
-  // and it supports it; one that does not support a case it drew itself counts a discard.
-  void run_batch(Group& g, Backend& cpu, Backend* gpu) {
-    auto backend = [&](const Lane& l) -> Backend& { return l.device >= 0 ? *gpu : cpu; };
-    const int64_t finished = g.finished.load();
-    const int64_t estimate = (finished > 0 ? g.busy_ns.load() / finished : 1000000 * static_cast<int64_t>(g.lanes.size())) * batch_;
-    g.charged_ns += estimate;
-    const DrawnCases cases = next_cases(g);
+  // A batch: the next cases of lane l, each started on l and on the other lanes of its group that
+  // this job can run, that could have drawn it (their own sizes) and that have spent no more time
+  // on other lanes' cases than on their own (so a lane that reaches far keeps at least half its
+  // time for its own cases); l first, which computes the oracle answer the others reuse. Then
+  // all are finished in the same order: on a GPU the first finish waits for all of them at once.
+  // Each run is its own trial: its verdict, tags and failure are its lane's, and a failing case is
+  // shrunk and saved alone. Only l counts a discard (a case it drew and does not support); another
+  // lane that does not support the case just does not run it.
+  void run_batch(Lane& l, int device, Backend& cpu, Backend* gpu) {
+    auto backend = [&](const Lane& x) -> Backend& { return x.device >= 0 ? *gpu : cpu; };
+    const int64_t cases_so_far = l.cases.load() + l.discarded.load();
+    const int64_t estimate = (cases_so_far > 0 ? l.own_ns.load() / cases_so_far : 1000000) * batch_;
+    l.charged_ns += estimate;
+    const DrawnCases cases = next_cases(l);
     struct Run {
       Lane* lane;
       int64_t k;
       StartedTrial started;
     };
     std::vector<Run> runs;
-    const size_t n = g.lanes.size();
-    for (const auto& [k, c] : cases)
-      for (size_t j = 0; j < n; ++j) {
-        Lane& l = *g.lanes[(case_index(k) + j) % n];
-        if (l.done.load() || (j > 0 && !l.target->could_draw(*c))) continue;
-        const PhaseTimes before = thread_phase_times();
-        runs.push_back({&l, k, l.target->start(*c, backend(l))});
-        charge(l, thread_phase_times() - before);
-      }
+    auto start = [&](Lane& x, int64_t k, const DrawnCase& c) {
+      const PhaseTimes before = thread_phase_times();
+      runs.push_back({&x, k, x.target->start(c, backend(x))});
+      charge(x, thread_phase_times() - before, &x == &l);
+    };
+    for (const auto& [k, c] : cases) {
+      start(l, k, *c);  // first: it computes the answer
+      for (Lane* x : l.group->lanes)
+        if (x != &l && !x->done.load() && runs_on(*x, device) && x->others_ns.load() <= x->own_ns.load() &&
+            x->target->could_draw(*c))
+          start(*x, k, *c);
+    }
     for (Run& r : runs) {
-      Lane& l = *r.lane;
+      Lane& x = *r.lane;
+      const bool own = &x == &l;
       const PhaseTimes before = thread_phase_times();
       Trial t = r.started();
       r.started = nullptr;  // its buffers go back now
-      const bool own = &origin(g, r.k) == &l;
-      if (t.answered_oracle) ++l.oracles;
+      if (t.answered_oracle) ++x.oracles;
       if (t.verdict == Trial::Verdict::discard) {
-        if (own) ++l.discarded;
+        if (own) ++x.discarded;
       } else {
-        ++l.cases;
-        if (!own) ++l.from_group;
+        ++x.cases;
+        if (!own) ++x.from_group;
       }
       if (t.verdict == Trial::Verdict::pass) {
-        std::lock_guard<std::mutex> lock(l.m);
-        for (const std::string& tag : t.tags) ++l.tags[tag];
+        std::lock_guard<std::mutex> lock(x.m);
+        for (const std::string& tag : t.tags) ++x.tags[tag];
       }
-      if (t.verdict == Trial::Verdict::fail) on_failure(l, r.k, backend(l), std::move(t));
-      charge(l, thread_phase_times() - before);
+      if (t.verdict == Trial::Verdict::fail) on_failure(x, l, r.k, backend(x), std::move(t));
+      charge(x, thread_phase_times() - before, own);
     }
-    g.finished += static_cast<int64_t>(cases.size());
-    g.charged_ns -= estimate;
+    l.charged_ns -= estimate;
   }
 
-  void on_failure(Lane& l, int64_t k, Backend& b, Trial t) {
+  // A failing run on lane l of case k of lane `origin` (l itself, or a lane of its group).
+  void on_failure(Lane& l, const Lane& origin, int64_t k, Backend& b, Trial t) {
     bool first = true;
     {
       std::lock_guard<std::mutex> lock(l.m);
@@ -386,13 +369,13 @@ class Campaign {
                         " of the batch that broke it is saved, and replaying each alone shows which one did");
     }
     Trial small = t.backend_lost ? t
-                                 : l.target->shrink(*origin(*l.group, k).target, case_random(*l.group, k), b, t.signature,
+                                 : l.target->shrink(*origin.target, case_random(origin, k), b, t.signature,
                                                     o_.max_shrink_runs, stopping_);
     if (small.verdict != Trial::Verdict::fail || small.signature != t.signature) small = std::move(t);
     std::error_code ec;
     std::filesystem::create_directories(o_.corpus_dir, ec);
     const std::string path =
-        (std::filesystem::path(o_.corpus_dir) / case_file_name(l, small.signature, small.backend_lost ? k : -1)).string();
+        (std::filesystem::path(o_.corpus_dir) / case_file_name(l, small.signature, small.backend_lost ? "case" + std::to_string(k) + "-of-" + origin.name() : "")).string();
     std::ofstream(path) << small.case_file.dump(2) << "\n";
     if (first) {
       std::lock_guard<std::mutex> lock(l.m);
@@ -470,7 +453,7 @@ class Campaign {
   const CampaignOptions& o_;
   const int batch_;
   std::vector<std::unique_ptr<Lane>> lanes_;
-  std::vector<std::unique_ptr<Group>> groups_;
+  std::vector<std::unique_ptr<Group>> groups_;  // each lane's group
   std::set<int> lost_devices_;  // guarded by m_
   Clock::time_point start_;
   std::atomic<bool> stopping_{false};

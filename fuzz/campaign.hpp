@@ -1,30 +1,31 @@
 // A fuzz campaign: every target (variant x backend kind) on every selected device, cases drawn
 // deterministically, verified on `jobs` threads, until a time or case limit or a stop request.
 //
-// Lanes and groups. A CPU target is one lane; a GPU target is one lane per selected device. The
-// lanes whose targets share cases (Target::shares_cases_with: the same op and inputs, e.g. every
-// max variant that reads stored indices, or every conv variant) form a group per GPU, the CPU
-// lanes joining the first GPU's groups (or groups of their own when no GPU lane runs). Case k of
-// a group is drawn by the generator of its member k mod n (in the sequence over every shard),
-// from a random source seeded by (seed, case kind and GPU, k * shard_count + shard): the same seed
-// and shard give the same cases, and the shards of a campaign split one case sequence per group
-// without overlap (shards 0..N-1 with --cases C each run what one shard with C * N runs). A case
-// runs on the lane that drew it and on every other lane of the group whose own generator could
-// have drawn it (Target::could_draw: a lane keeps to its own sizes) and that supports it, with its
-// oracle answer and tags computed once for all of them ("by others" in the report). A lane
-// counts a discard only for a case it drew itself. --cases C draws C cases with each lane's
-// generator.
+// Lanes. A CPU target is one lane; a GPU target is one lane per selected device. Case k of a
+// lane is drawn by its target from a random source seeded by (seed, lane name, k * shard_count +
+// shard): the same seed and shard give the same cases, and the shards of a campaign split one
+// case sequence per lane without overlap (shards 0..N-1 with --cases C each run what one shard
+// with C * N runs).
+//
+// Groups. Lanes whose targets share cases (Target::shares_cases_with: the same op and inputs,
+// e.g. every max variant that reads stored indices, or every conv variant) form a group per GPU,
+// the CPU lanes joining the first GPU's groups (groups of their own when no GPU lane runs). A case
+// a lane draws also runs on each other lane of its group that could have drawn it (Target::
+// could_draw: its own sizes, so a lane never takes on a far-reaching lane's large cases) and that
+// supports it, with its oracle answer and tags computed once for all of them ("by others" in the
+// report); a lane stops taking others' cases while they have had more of its time than its own
+// cases, so at least half its time goes to the sizes its own generator draws.
 //
 // Threads. Each job thread owns a CPU backend and, when GPU lanes run, a GPU backend for device
-// (job mod device count), made on that thread. A job takes a batch of a group's cases (up to
-// `batch`), starts each on every lane of the group (prepared, launched, read backs queued), then
-// finishes them in order: on a GPU the first finish waits for the whole batch once. The oracle
-// runs on the host, once per case. A job gives the CPU executor (kernels/common/exec.hpp)
-// cores / jobs threads, but at least 2: the atomic variants must still race on the CPU (a planted
-// plain add instead of an atomic one goes unseen on one thread), so with jobs = cores a case of
-// 2048 work items or more (the executor's split point) briefly runs two threads on one core.
-// Jobs pick the group whose lanes have had the least thread time each so far: a slow group gets
-// the same time per lane as a fast one.
+// (job mod device count), made on that thread. Jobs pick the lane that has had the least thread
+// time so far (its own cases and others' together): slow variants get the same time as fast
+// ones. A job takes a batch of the lane's cases (up to `batch`), starts each on the lane and its
+// group's takers (prepared, launched, read backs queued), then finishes them in order: on a GPU
+// the first finish waits for the whole batch once. The oracle runs on the host, once per case.
+// A job gives the CPU executor (kernels/common/exec.hpp) cores / jobs threads, but at least 2:
+// the atomic variants must still race on the CPU (a planted plain add instead of an atomic one
+// goes unseen on one thread), so with jobs = cores a case of 2048 work items or more (the
+// executor's split point) briefly runs two threads on one core.
 //
 // Failures. Each run of a batch is its own trial. A failing case is de-duplicated by (lane,
 // signature); a new one is shrunk alone (RapidCheck's shrinks, greedily, keeping the signature)
@@ -52,7 +53,7 @@ struct CampaignOptions {
   uint64_t seed = 1;
   int shard = 0, shard_count = 1;
   double seconds = 60;  // 0: no time limit
-  int64_t cases = 0;    // cases each lane's generator draws (a discarded one counts); 0: no case limit (set one of the two)
+  int64_t cases = 0;    // cases drawn per lane (a discarded one counts); 0: no case limit (set one of the two)
   int jobs = 1;
   // Cases of a group a job starts before it finishes them: on a GPU one wait for all of them
   // instead of one per case. 1: each case alone.
