@@ -285,13 +285,19 @@ class Campaign {
   }
 
   // A batch: the next cases of lane l, each started on l and on the other lanes of its group that
-  // this job can run, that could have drawn it (their own sizes) and that have spent no more time
-  // on other lanes' cases than on their own (so a lane that reaches far keeps at least half its
-  // time for its own cases); l first, which computes the oracle answer the others reuse. Then
+  // this job can run, that could have drawn it (their own sizes) and that take others' cases now
+  // (takes_others: a lane that reaches far keeps most of its time for its own cases); l first,
+  // which computes the oracle answer the others reuse. Then
   // all are finished in the same order: on a GPU the first finish waits for all of them at once.
   // Each run is its own trial: its verdict, tags and failure are its lane's, and a failing case is
   // shrunk and saved alone. Only l counts a discard (a case it drew and does not support); another
   // lane that does not support the case just does not run it.
+  // Whether lane x takes another lane's case now: while those have had at most `share` of its time.
+  bool takes_others(const Lane& x) const {
+    return o_.share > 0 && static_cast<double>(x.others_ns.load()) * (1 - o_.share) <=
+                               static_cast<double>(x.own_ns.load()) * o_.share;
+  }
+
   void run_batch(Lane& l, int device, Backend& cpu, Backend* gpu) {
     auto backend = [&](const Lane& x) -> Backend& { return x.device >= 0 ? *gpu : cpu; };
     const int64_t cases_so_far = l.cases.load() + l.discarded.load();
@@ -312,8 +318,7 @@ class Campaign {
     for (const auto& [k, c] : cases) {
       start(l, k, *c);  // first: it computes the answer
       for (Lane* x : l.group->lanes)
-        if (x != &l && !x->done.load() && runs_on(*x, device) && x->others_ns.load() <= x->own_ns.load() &&
-            x->target->could_draw(*c))
+        if (x != &l && !x->done.load() && runs_on(*x, device) && takes_others(*x) && x->target->could_draw(*c))
           start(*x, k, *c);
     }
     for (Run& r : runs) {
@@ -471,6 +476,7 @@ CampaignReport run_campaign(const CampaignOptions& o) {
   if (o.seconds <= 0 && o.cases <= 0) throw Error("run_campaign: set a time limit or a case limit");
   if (o.shard < 0 || o.shard >= o.shard_count) throw Error("run_campaign: shard outside 0..shard_count-1");
   if (o.batch < 1) throw Error("run_campaign: batch must be at least 1");
+  if (!(o.share >= 0 && o.share <= 0.9)) throw Error("run_campaign: share must be 0 to 0.9");
   return Campaign(o).run();
 }
 

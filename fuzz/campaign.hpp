@@ -13,8 +13,8 @@
 // a lane draws also runs on each other lane of its group that could have drawn it (Target::
 // could_draw: its own sizes, so a lane never takes on a far-reaching lane's large cases) and that
 // supports it, with its oracle answer and tags computed once for all of them ("by others" in the
-// report); a lane stops taking others' cases while they have had more of its time than its own
-// cases, so at least half its time goes to the sizes its own generator draws.
+// report); a lane stops taking others' cases while they have had more than `share` of its time
+// (half by default), so the rest goes to the sizes its own generator draws.
 //
 // Threads. Each job thread owns a CPU backend and, when GPU lanes run, a GPU backend for device
 // (job mod device count), made on that thread. Jobs pick the lane that has had the least thread
@@ -58,6 +58,9 @@ struct CampaignOptions {
   // Cases of a group a job starts before it finishes them: on a GPU one wait for all of them
   // instead of one per case. 1: each case alone.
   int batch = 8;
+  // The most of a lane's time that goes to cases other lanes of its group drew (0 to 0.9): more
+  // runs on shared oracle answers, fewer of the lane's own sizes. 0: each lane runs only its own.
+  double share = 0.5;
   std::string corpus_dir = "poolgrad-cases";
   // Verifications spent shrinking one failure (about a millisecond each for fuzz-sized cases).
   // Shrinking also ends where no single step keeps the failure: the data is drawn from the shape

@@ -274,6 +274,17 @@ TEST(Campaign, VariantsOfOneKindShareCasesAndOracleAnswers) {
   }
   EXPECT_GT(lane(r, "max.scatter.stored").from_group, 0) << report_table(r);
   EXPECT_EQ(lane(r, "max.gather.recompute").from_group, 0);
+
+  // --share 0: each lane runs only its own cases, the same ones.
+  CampaignOptions alone = cpu_campaign(cpu_targets("^(max\\.gather\\.stored|max\\.scatter\\.stored)$"), 40,
+                                       scratch("unshared"));
+  alone.share = 0;
+  const CampaignReport a = run_campaign(alone);
+  for (const LaneReport& l : a.lanes) {
+    EXPECT_EQ(l.from_group, 0) << l.variant;
+    EXPECT_EQ(l.cases + l.discarded, 40) << l.variant;
+    EXPECT_EQ(l.oracles, l.cases) << l.variant;
+  }
 }
 
 TEST(Campaign, VendorVariantsOnlyWhenAskedFor) {
@@ -415,7 +426,7 @@ TEST(PoolgradCommand, FuzzMergeAndReplayFile) {
   EXPECT_EQ(lane(merged, "conv.gather").cases, 16);
   EXPECT_EQ(poolgrad("fuzz-merge " + r0 + " " + r0), 2);  // a shard twice
   for (const char* bad : {"--shard 2/2", "--cases 0", "--minutes 1 --cases 3", "--variants '('", "--variants nothing",
-                          "--backend tpu", "--jobs 0"})
+                          "--backend tpu", "--jobs 0", "--batch 0", "--share 0.95", "--share -1"})
     EXPECT_EQ(poolgrad(std::string("fuzz --backend cpu ") + bad), 2) << bad;
 
   // A case file of a registered variant replays; one that is not a case file is bad usage.

@@ -98,6 +98,8 @@ int run_campaign_command(const FuzzCommandOptions& o) {
   if (o.fuzz->count("--jobs") && o.jobs < 1) throw InvalidInput("--jobs must be at least 1");
   if (o.batch < 1 || o.batch > 256) throw InvalidInput("--batch must be 1 to 256, got " + std::to_string(o.batch));
   c.batch = o.batch;
+  if (!(o.share >= 0 && o.share <= 0.9)) throw InvalidInput("--share must be 0 to 0.9, got " + std::to_string(o.share));
+  c.share = o.share;
   if (o.backend == "all" && !gpu) std::fprintf(stderr, "note: GPU backend not fuzzed: %s\n", why_no_gpu.c_str());
   c.jobs = o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   c.seed = o.fuzz->count("--seed") ? o.seed : std::random_device{}() | (uint64_t{std::random_device{}()} << 32);
@@ -160,6 +162,9 @@ void add_fuzz_commands(CLI::App& app, FuzzCommandOptions& o) {
   o.fuzz->add_option("--jobs", o.jobs, "host threads running oracle and cases (default: all cores)");
   o.fuzz->add_option("--batch", o.batch,
                      "cases a job starts before it collects them, one device wait for all (default 8; 1: one at a time)");
+  o.fuzz->add_option("--share", o.share,
+                     "most of a variant's time spent on cases other variants of its kind drew, sharing their oracle "
+                     "answer (default 0.5; 0: only its own cases)");
   o.fuzz->add_option("--shard", o.shard, "I/N: this run's share of the campaign (default 0/1)");
   o.fuzz->add_option("--corpus", o.corpus, "where case files of failures go (default poolgrad-cases)");
   o.fuzz->add_option("--report", o.report, "write the campaign report here (JSON)");

@@ -18,6 +18,7 @@ struct FuzzCommandOptions {
   std::string variants = ".", backend = "all", devices = "all", shard = "0/1", corpus = "poolgrad-cases", report;
   int jobs = 0;
   int batch = 8;
+  double share = 0.5;
   bool phases = false;  // --phases: where each backend's case time went
   std::vector<std::string> reports;  // fuzz-merge inputs
   std::string merged;                // fuzz-merge output
