@@ -96,6 +96,28 @@ const LaneReport& lane(const CampaignReport& r, const std::string& variant) {
   throw std::runtime_error("no lane " + variant);
 }
 
+// The case file of failure `f` replayed the way `poolgrad replay FILE` does: `bug` fails it the same
+// way, `good` passes it. Returns its problem.
+Problem expect_replays(const FailureRecord& f, const Variant& bug, const Variant& good) {
+  CaseFile c;
+  std::string error;
+  EXPECT_TRUE(read_case_file(f.case_file, &c, &error)) << error;
+  EXPECT_EQ(c.target, "pool");
+  EXPECT_EQ(c.variant, bug.name);
+  EXPECT_EQ(c.backend, "cpu");
+  EXPECT_EQ(c.problem, f.problem);
+  Problem p;
+  EXPECT_TRUE(parse_problem(c.problem, &p, &error)) << error;
+  const auto cpu = make_cpu_backend();
+  VerifyOptions quiet;
+  quiet.write_failure_file = false;
+  const Outcome again = run_and_verify(*cpu, bug, p, c.data, quiet);
+  EXPECT_EQ(again.status, Status::fail);
+  EXPECT_EQ(again.signature, f.signature);
+  EXPECT_EQ(run_and_verify(*cpu, good, p, c.data, quiet).status, Status::pass);
+  return p;
+}
+
 TEST(Campaign, FindsShrinksAndSavesAPlantedBug) {
   const std::filesystem::path corpus = scratch("planted");
   const Variant& bug = planted_bug_variant();
@@ -110,29 +132,12 @@ TEST(Campaign, FindsShrinksAndSavesAPlantedBug) {
   EXPECT_EQ(f.signature, "dx elements wrong: outside the bound");
   EXPECT_GE(f.count, 1);
 
-  CaseFile c;
-  std::string error;
-  ASSERT_TRUE(read_case_file(f.case_file, &c, &error)) << error;
-  EXPECT_EQ(c.target, "pool");
-  EXPECT_EQ(c.variant, bug.name);
-  EXPECT_EQ(c.backend, "cpu");
-  EXPECT_EQ(c.problem, f.problem);
-  Problem p;
-  ASSERT_TRUE(parse_problem(c.problem, &p, &error)) << error;
-  // Shrunk: the smallest W that shows the bug, one batch, one channel.
-  EXPECT_EQ(p.in[2], 5) << c.problem;
-  EXPECT_EQ(p.n, 1) << c.problem;
-  EXPECT_EQ(p.c, 1) << c.problem;
-
-  // Replayed from the file, the way `poolgrad replay FILE` does: the same failure.
-  const auto cpu = make_cpu_backend();
-  VerifyOptions quiet;
-  quiet.write_failure_file = false;
-  const Outcome again = run_and_verify(*cpu, bug, p, c.data, quiet);
-  EXPECT_EQ(again.status, Status::fail);
-  EXPECT_EQ(again.signature, f.signature);
-  // and the correct variant passes it
-  EXPECT_EQ(run_and_verify(*cpu, *find_variant("avg.gather"), p, c.data, quiet).status, Status::pass);
+  // Shrunk: the smallest W that shows the bug, one batch, one channel; it replays, and the
+  // correct variant passes it.
+  const Problem p = expect_replays(f, bug, *find_variant("avg.gather"));
+  EXPECT_EQ(p.in[2], 5) << f.problem;
+  EXPECT_EQ(p.n, 1) << f.problem;
+  EXPECT_EQ(p.c, 1) << f.problem;
 }
 
 TEST(Campaign, FindsShrinksAndSavesAPlantedConvBug) {
@@ -245,20 +250,8 @@ TEST(Campaign, LanesRunEachOthersCasesOnOneOracleAnswer) {
   EXPECT_GT(b.from_group + t.from_group, 0) << report_table(r);
   EXPECT_TRUE(t.failures.empty()) << report_table(r);
   ASSERT_EQ(b.failures.size(), 1u) << report_table(r);
-  const FailureRecord& f = b.failures[0];
-  CaseFile c;
-  std::string error;
-  ASSERT_TRUE(read_case_file(f.case_file, &c, &error)) << error;
-  Problem p;
-  ASSERT_TRUE(parse_problem(c.problem, &p, &error)) << error;
-  EXPECT_EQ(p.in[2], 5) << c.problem;  // shrunk alone, as in FindsShrinksAndSavesAPlantedBug
-  const auto cpu = make_cpu_backend();
-  VerifyOptions quiet;
-  quiet.write_failure_file = false;
-  const Outcome again = run_and_verify(*cpu, bug, p, c.data, quiet);
-  EXPECT_EQ(again.status, Status::fail);
-  EXPECT_EQ(again.signature, f.signature);
-  EXPECT_EQ(run_and_verify(*cpu, twin, p, c.data, quiet).status, Status::pass);
+  // Shrunk alone, as in FindsShrinksAndSavesAPlantedBug, whichever lane drew it.
+  EXPECT_EQ(expect_replays(b.failures[0], bug, twin).in[2], 5) << b.failures[0].problem;
 }
 
 // Registered variants of one kind share cases: max.gather.stored, max.scatter.stored and
