@@ -207,6 +207,17 @@ struct RunState {
     crash.dir = failure_file.parent_path().string();
     crash.path = failure_file.string();
   }
+  // Started and never finished (a batch cut short): its queued read backs write into `started`,
+  // so they are completed before it goes. Never throws (a broken device's error was the run's).
+  ~RunState() {
+    if (!started) return;
+    try {
+      backend.collect();
+    } catch (const std::exception&) {
+    }
+  }
+  RunState(const RunState&) = delete;
+  RunState& operator=(const RunState&) = delete;
 
   // The first lines of every report: what went wrong, the problem and the data.
   std::string header(const std::string& what) const {
