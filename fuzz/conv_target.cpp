@@ -20,9 +20,6 @@ class ConvTarget final : public GeneratedTarget<ConvVariant, ConvCase, ConvExpec
 
   std::vector<std::string> admitted_tags() const override { return conv_admitted_tags(v_); }
 
-  // Every conv case is one kind: same data, same oracle.
-  std::string case_key() const override { return "conv"; }
-
  private:
   bool same_kind(const ConvVariant&) const override { return true; }
   bool reaches(const ConvCase& c) const override { return conv_generator_reaches(v_.domain, c.problem); }

@@ -21,11 +21,6 @@ class PoolTarget final : public GeneratedTarget<Variant, PoolCase, Expected> {
 
   std::vector<std::string> admitted_tags() const override { return fuzz::admitted_tags(v_); }
 
-  // The kind of case: the op and the inputs read (which decide the data kinds drawn).
-  std::string case_key() const override {
-    return std::string("pool ") + op_name(v_.op) + " inputs " + std::to_string(static_cast<int>(v_.inputs));
-  }
-
  private:
   bool same_kind(const Variant& o) const override { return o.op == v_.op && o.inputs == v_.inputs; }
   bool reaches(const PoolCase& c) const override { return generator_reaches(v_.domain, c.problem); }

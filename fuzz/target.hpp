@@ -53,8 +53,6 @@ class Target {
   // a campaign then groups them, runs each case of the group on every member that supports it,
   // and computes its oracle answer once for all of them.
   virtual bool shares_cases_with(const Target& other) const = 0;
-  // Names that kind of case, seeding a campaign's groups (sharing targets give the same key).
-  virtual std::string case_key() const = 0;
   // Whether this target's own generator could have drawn `c`, a case a target it shares cases
   // with drew (its sizes within this target's reach): a campaign runs such a case here only then,
   // so the cases a lane runs stay the sizes its own generator draws.
