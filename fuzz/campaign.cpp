@@ -284,20 +284,20 @@ class Campaign {
     cv_.notify_all();
   }
 
-  // A batch: the next cases of lane l, each started on l and on the other lanes of its group that
-  // this job can run, that could have drawn it (their own sizes) and that take others' cases now
-  // (takes_others: a lane that reaches far keeps most of its time for its own cases); l first,
-  // which computes the oracle answer the others reuse. Then
-  // all are finished in the same order: on a GPU the first finish waits for all of them at once.
-  // Each run is its own trial: its verdict, tags and failure are its lane's, and a failing case is
-  // shrunk and saved alone. Only l counts a discard (a case it drew and does not support); another
-  // lane that does not support the case just does not run it.
   // Whether lane x takes another lane's case now: while those have had at most `share` of its time.
   bool takes_others(const Lane& x) const {
     return o_.share > 0 && static_cast<double>(x.others_ns.load()) * (1 - o_.share) <=
                                static_cast<double>(x.own_ns.load()) * o_.share;
   }
 
+  // A batch: the next cases of lane l, each started on l and on the other lanes of its group that
+  // this job can run, that could have drawn it (their own sizes) and that take others' cases now
+  // (takes_others: a lane that reaches far keeps most of its time for its own cases); l first,
+  // which computes the oracle answer the others reuse. Then all are finished in the same order:
+  // on a GPU the first finish waits for all of them at once.
+  // Each run is its own trial: its verdict, tags and failure are its lane's, and a failing case is
+  // shrunk and saved alone. Only l counts a discard (a case it drew and does not support); another
+  // lane that does not support the case just does not run it.
   void run_batch(Lane& l, int device, Backend& cpu, Backend* gpu) {
     auto backend = [&](const Lane& x) -> Backend& { return x.device >= 0 ? *gpu : cpu; };
     const int64_t cases_so_far = l.cases.load() + l.discarded.load();

@@ -470,12 +470,6 @@ Outcome finish_verify(StartedVerify& s, std::vector<unsigned char>* output) {
   return out;
 }
 
-Outcome verify_run(const CaseUnderTest& c, const VerifyOptions& opt, std::vector<unsigned char>* output) {
-  StartedVerify s;
-  start_verify(c, opt, &s);
-  return finish_verify(s, output);
-}
-
 // --- A crash during a launch --------------------------------------------------------------------
 // On the CPU backend an access beyond a buffer's bands faults in the guard pages. The handler
 // turns the fault into the report any failure gets, on stderr and in the failure file. A signal

@@ -88,10 +88,10 @@ Mismatches compare_with_oracle(DType t, const unsigned char* got, const OracleAn
 // variant that reads it before writing shows), then `launch`.
 void run_poisoned(Backend& b, const Guarded& dx, const Buffer& workspace, const std::function<void()>& launch);
 
-// One prepared case of any op, as verify_run() checks it.
+// One prepared case of any op, as start_verify() and finish_verify() check it.
 struct CaseUnderTest {
   Backend* backend = nullptr;
-  // Poisons dx (and fills the workspace with junk) and launches once; verify_run reads back.
+  // Poisons dx (and fills the workspace with junk) and launches once; start_verify queues the read back.
   std::function<void()> run_once;
   std::vector<std::pair<const Guarded*, const char*>> inputs;  // must stay as uploaded, bands included
   const Guarded* dx = nullptr;
@@ -104,17 +104,14 @@ struct CaseUnderTest {
   std::filesystem::path failure_file;
 };
 
-// The checks every verified run makes, in order: the run itself (a throw is a failure), inputs
-// untouched, dx's bands intact, every element within the oracle's bound, and for a
-// deterministic variant a second run with the same bits. `output` gets dx as first downloaded.
-// A failure is written to c.failure_file unless opt says not to.
-Outcome verify_run(const CaseUnderTest& c, const VerifyOptions& opt, std::vector<unsigned char>* output);
-
-// verify_run() in two halves, so that a batch of cases waits for its backend once: start_verify()
-// launches the run (and a deterministic variant's second run) and queues their read backs;
-// finish_verify() collects them (one wait on a GPU for every run started on the backend before
-// it) and makes the checks. Same verdict as verify_run(). The object must not move in between:
-// the backend writes its results into it.
+// The checks every verified run makes, in two halves so that a batch of cases waits for its
+// backend once. start_verify() launches the run (and a deterministic variant's second run) and
+// queues their read backs; finish_verify() collects them (one wait on a GPU for every run started
+// on the backend before it) and checks, in order: the run itself (a throw is a failure), inputs
+// untouched, dx's bands intact, every element within the oracle's bound, and for a deterministic
+// variant the second run's bits the same. `output` gets dx as first downloaded. A failure is
+// written to c.failure_file unless opt says not to. The object must not move in between: the
+// backend writes its results into it.
 struct StartedVerify {
   StartedVerify() = default;
   StartedVerify(const StartedVerify&) = delete;
@@ -233,12 +230,12 @@ struct RunState {
     if (sync) backend.synchronize();
   }
 
-  // One verified run: dx poisoned, the launch (verify_run's read back waits for it: one wait per
+  // One verified run: dx poisoned, the launch (finish_verify's collect waits for it: one wait per
   // run instead of two on a GPU).
   void run_once() { run_poisoned(backend, dx, workspace, [this] { launch(false); }); }
 
-  // verify_run() on `c` (case_under_test() completed by the op) in its two halves: start()
-  // launches and queues the read backs, finish() collects, checks and keeps dx in `output`.
+  // The checks on `c` (case_under_test() completed by the op): start() launches and queues the
+  // read backs, finish() collects, checks and keeps dx in `output`.
   void start(const CaseUnderTest& c, const VerifyOptions& opt) {
     started = std::make_unique<StartedVerify>();
     start_verify(c, opt, started.get());
@@ -248,7 +245,7 @@ struct RunState {
     return finish_verify(*s, &output);
   }
 
-  // The case as verify_run() checks it, but for the inputs, the oracle's answer and coordinates.
+  // The case as finish_verify() checks it, but for the inputs, the oracle's answer and coordinates.
   CaseUnderTest case_under_test() {
     CaseUnderTest c;
     c.backend = &backend;
