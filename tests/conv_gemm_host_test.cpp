@@ -1,71 +1,32 @@
 // conv.gemm is GPU-only, so its index arithmetic would first meet a check on a GPU. This runs
 // the kernel's own schedule (conv_gemm_schedule, kernels/conv/conv_gemm.hpp) for all 256 threads
-// of every block on the host and compares dx with the oracle on random problems inside the
-// variant's domain. Within a stage, every thread's stage() into the next buffer runs before any
-// thread's multiply() of the current one: the most adversarial order a GPU may choose, so a stage
-// that overwrote the buffer being read would show.
+// of every block on the host (kernels/conv/conv_gemm_host_block.hpp: the most adversarial order
+// of a block's steps) and compares dx with the oracle on random problems inside the variant's
+// domain.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
+#include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "fuzz/conv_problem_gen.hpp"
 #include "kernels/conv/conv_gemm.hpp"
+#include "kernels/conv/conv_gemm_host_block.hpp"
+#include "kernels/conv/conv_gemm_tc.hpp"
 #include "src/harness/conv_verify.hpp"
 #include "src/harness/verify_common.hpp"
 
 namespace pg {
 namespace {
 
-// A whole block on the host for conv_gemm_schedule(): each step runs for all 256 threads in
-// turn. multiply() waits for the barrier, so every thread's stage() into the next buffer runs
-// before any thread's multiply() of the current one.
-template <class T, int BM, int BN, bool CL>
-struct HostBlock {
-  using Thread = ConvGemmThread<T, BM, BN, CL>;
-  std::vector<Thread>& threads;
-  typename Thread::Smem& smem;
-  const ConvGemmArgs<T>& args;
-  int x, y, z;
-  int pending_multiply = -1;
-
-  template <class Step>
-  void every(Step step) {
-    for (Thread& t : threads) step(t);
-  }
-  bool begin() {
-    bool active = false;
-    for (int t = 0; t < kGemmThreads; ++t) active = threads[t].begin(args, smem, t, x, y, z);
-    return active;
-  }
-  int iterations() const { return threads[0].iterations(); }
-  void fetch() { every([](Thread& t) { t.fetch(); }); }
-  void stage(int buf) { every([&](Thread& t) { t.stage(smem, buf); }); }
-  void advance() { every([&](Thread& t) { t.advance(smem); }); }
-  void multiply(int buf) { pending_multiply = buf; }
-  void barrier() {
-    if (pending_multiply >= 0) every([&](Thread& t) { t.multiply(smem, pending_multiply); });
-    pending_multiply = -1;
-  }
-  void finish() {
-    barrier();  // a multiply the schedule left without a barrier still runs before the results go out
-    every([&](Thread& t) { t.finish(smem); });
-  }
-};
-
 template <class T, int BM, int BN, bool CL>
 void run_blocks(const ConvProblem& p, const ConvGemmPlan& plan, const ConvBuffers& b) {
   using Thread = ConvGemmThread<T, BM, BN, CL>;
-  const ConvGemmArgs<T> args = make_conv_gemm_args<T>(p, plan, b);
-  auto smem = std::make_unique<typename Thread::Smem>();
-  std::vector<Thread> threads(kGemmThreads);
-  for (int64_t z = 0; z < plan.grid[2]; ++z)
-    for (int64_t y = 0; y < plan.grid[1]; ++y)
-      for (int64_t x = 0; x < plan.grid[0]; ++x) {
-        HostBlock<T, BM, BN, CL> block{threads, *smem, args, static_cast<int>(x), static_cast<int>(y), static_cast<int>(z)};
-        conv_gemm_schedule(block);
-      }
+  const typename Thread::Args args = make_conv_gemm_args<T>(p, plan, b);
+  for (int64_t i = 0; i < plan.grid[0] * plan.grid[1] * plan.grid[2]; ++i)
+    run_conv_gemm_block_on_host<Thread>(args, plan.grid, i);
 }
 
 TEST(ConvGemmOnHost, MatchesOracle) {
@@ -92,6 +53,59 @@ TEST(ConvGemmOnHost, MatchesOracle) {
               std::to_string(bad.wrong) + " wrong\n" + bad.detail);
   });
   EXPECT_TRUE(ok);
+}
+
+
+// conv.gemm.tc's CPU launch (its blocks' steps with scalar math, as on a GPU without matrix
+// units) on each of its 12 paths: tile (128 x 128, 256 x 64) x A loads (channels-first rows,
+// channels-last one element at a time, channels-last 8 k's at once) x one or several 32-step
+// chunks of K/groups. The path is drawn first and the problem bent to it, and every path must
+// have run by the end.
+TEST(ConvGemmTcOnCpu, MatchesOracleOnEveryPath) {
+  std::map<std::string, int> ran;
+  const bool ok = rc::check("conv.gemm.tc's CPU launch matches the oracle on every path", [&] {
+    const int drawn = *rc::gen::resize(100, rc::gen::inRange(0, 12));  // full size: uniform from the first case;
+    const bool wide = drawn % 2 == 1, several = drawn / 2 % 2 == 1;
+    const int a_path = drawn / 4;  // channels-first, channels-last scalar, channels-last vector
+    ConvDomain d = ConvGemmTc::domain();
+    d.reach[0] = 3;
+    d.reach[1] = 6;
+    d.reach[2] = 10;
+    ConvProblem p = *fuzz::conv_problem(d);
+    const int64_t groups = std::min<int64_t>(p.groups, 2);
+    const int64_t cg = wide ? *rc::gen::inRange<int64_t>(65, 71) : *rc::gen::inRange<int64_t>(1, 65);
+    int64_t kg = several ? *rc::gen::inRange<int64_t>(33, 41) : *rc::gen::inRange<int64_t>(1, 33);
+    if (a_path == 2) kg = several ? 40 : 8 * *rc::gen::inRange<int64_t>(1, 5);
+    if (a_path == 1 && kg % 8 == 0) kg -= 1;
+    p.layout = a_path == 0 ? Layout::channels_first : Layout::channels_last;
+    p.groups = groups;
+    p.c = groups * cg;
+    p.k = groups * kg;
+    conv_finalize(p);
+    const DataSpec spec = *fuzz::conv_data_spec();
+    RC_PRE(ConvGemmTc::supports(p).ok);
+    const ConvGemmPlan plan = ConvGemmTc::plan(p);
+    const std::string path = std::string(plan.bn == 64 ? "256x64" : "128x128") + ", " +
+                             (a_path == 0 ? "channels-first" : a_path == 1 ? "channels-last scalar" : "channels-last 8-k") +
+                             ", " + (plan.kg_pad > kTcBK ? "several chunks" : "one chunk");
+    RC_TAG(path);
+    const ConvExpected e = compute_conv_expected(p, spec);
+    const std::vector<unsigned char> dy = encode_values(p.dtype, e.data.dy, "dy"), w = encode_values(p.dtype, e.data.w, "w");
+    std::vector<unsigned char> dx = poisoned(p.dtype, static_cast<size_t>(p.x_elems()) * dtype_size(p.dtype));
+    // 16-byte aligned, as every backend's buffers are: the 8-k path needs it.
+    std::vector<Pack<uint32_t, 4>> workspace(ConvGemmTc::workspace_bytes(p) / 16 + 1);
+    const ConvBuffers b{dy.data(), w.data(), dx.data(), workspace.data()};
+    if (a_path == 2 && p.n > 0) RC_ASSERT(aligned16(dy.data()));
+    ConvGemmTc::launch(CpuExec{}, p, b);
+    const Mismatches bad = compare_with_oracle(p.dtype, dx.data(), OracleAnswer{&e.dx, &e.abs_sum, &e.terms}, 4,
+                                              [&](int64_t i) { return element_coord_text(p.layout, p.dims, p.c, p.in, i); });
+    if (bad.wrong > 0)
+      RC_FAIL(conv_to_string(p) + " data=" + data_kind_name(spec.kind) + " seed=" + std::to_string(spec.seed) + ": " +
+              std::to_string(bad.wrong) + " wrong\n" + bad.detail);
+    if (p.x_elems() > 0) ++ran[path];
+  });
+  EXPECT_TRUE(ok);
+  EXPECT_EQ(ran.size(), 12u) << "paths run: " << ran.size() << " of 12";
 }
 
 }  // namespace

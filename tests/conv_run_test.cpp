@@ -158,7 +158,7 @@ TEST(ConvRun, VariantsOnABackend) {
   const NpyArray wa = npy_array(NpyType::f32, {3, 2, 3, 3}, w), dya = npy_array(NpyType::f32, {2, 3, 3, 3}, dy);
   const std::vector<double> oracle = npy_values(conv_backward_npy(plan, wa, dya));
   for (const ConvVariant& v : conv_variants()) {
-    if (v.gpu_only) continue;
+    if (v.gpu_only || !v.supports(plan.problem, BackendKind::cpu).ok) continue;  // conv.gemm.tc: f16 and bf16 only
     EXPECT_EQ(npy_values(conv_backward_npy(plan, wa, dya, v.name, "cpu")), oracle) << v.name;
   }
   EXPECT_EQ(npy_values(conv_backward_npy(plan, wa, dya, "auto", "cpu")), oracle);

@@ -55,7 +55,8 @@ inline int64_t round_up_to(int64_t v, int64_t unit) { return (v + unit - 1) / un
 // Up to this many phases the launch orders them by work, the largest first (order_phases_by_work).
 inline constexpr int kOrderedPhases = 64;
 
-template <class T>
+// W: the workspace's element type (the accumulator type here; conv.gemm.tc keeps T).
+template <class T, class W = accum_t<T>>
 struct ConvGemmArgs {
   ConvShape<int32_t> g;
   int32_t phases[kAxes];  // min(stride, in) per axis
@@ -66,7 +67,7 @@ struct ConvGemmArgs {
   int32_t k_stride;        // dy elements from one k to the next: 1 channels-last, else a plane
   bool kg_whole;           // K/groups is whole stages: no stage reads a k past the group's end
   const T* dy;
-  const accum_t<T>* w;  // the workspace: [group][tap][kg_pad][cg_pad]
+  const W* w;  // the workspace: conv.gemm's [group][tap][kg_pad][cg_pad]
   T* dx;
 };
 
@@ -77,6 +78,73 @@ struct ConvGemmPhase {
   int32_t i0[kAxes], jn[kAxes], t0[kAxes], t_step[kAxes], off0[kAxes], o_step[kAxes], taps_in[kAxes];
   int32_t j_plane;  // jn[0] * jn[1] * jn[2]
 };
+
+// Phase number `phase` (row-major over the axes' phases) and its tap count.
+PG_HD ConvGemmPhase conv_gemm_phase(const ConvShape<int32_t>& g, const int32_t* phases, int32_t phase, int32_t& taps) {
+  ConvGemmPhase ph;
+  ph.j_plane = 1;
+  taps = 1;
+  for (int ax = kAxes - 1; ax >= 0; --ax) {
+    ph.i0[ax] = phase % phases[ax];
+    phase /= phases[ax];
+    const int32_t s = g.stride[ax], d = g.dilation[ax];
+    ph.jn[ax] = (g.in[ax] - ph.i0[ax] + s - 1) / s;
+    ph.j_plane *= ph.jn[ax];
+    // The taps of this phase: t*d = i0 + pad (mod s), see conv_geometry.hpp.
+    const int32_t gd = g.step_gcd[ax], reach = ph.i0[ax] + g.pad[ax];
+    ph.t_step[ax] = g.t_step[ax];
+    ph.o_step[ax] = g.o_step[ax];
+    ph.t0[ax] = 0;
+    while (ph.t0[ax] < ph.t_step[ax] && (reach - ph.t0[ax] * d) % s != 0) ++ph.t0[ax];
+    const bool any = reach % gd == 0 && ph.t0[ax] < g.kernel[ax];
+    ph.taps_in[ax] = any ? (g.kernel[ax] - 1 - ph.t0[ax]) / ph.t_step[ax] + 1 : 0;
+    ph.off0[ax] = any ? (reach - ph.t0[ax] * d) / s : 0;
+    taps *= ph.taps_in[ax];
+  }
+  return ph;
+}
+
+// A thread's rows of the A operand: each row's sample and phase coordinates, and the dy offset
+// of the current tap (-1: the tap reaches outside dy for this row, or the row is past the
+// phase's end).
+template <int kRows>
+struct ConvGemmRows {
+  int32_t n[kRows], j[kRows][kAxes], at[kRows];
+
+  PG_HD void place(int r, int32_t m, int32_t rows_in_phase, const ConvGemmPhase& ph) {
+    n[r] = m < rows_in_phase ? m / ph.j_plane : -1;
+    const int32_t rest = m % ph.j_plane;
+    j[r][0] = rest / (ph.jn[1] * ph.jn[2]);
+    j[r][1] = rest / ph.jn[2] % ph.jn[1];
+    j[r][2] = rest % ph.jn[2];
+  }
+
+  // The dy offsets of tap q (q per axis) for the channels of `group`.
+  PG_HD void to_tap(const ConvShape<int32_t>& g, const ConvGemmPhase& ph, const int32_t* q, int32_t group) {
+    int32_t off[kAxes];
+    for (int ax = 0; ax < kAxes; ++ax) off[ax] = ph.off0[ax] - q[ax] * ph.o_step[ax];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      int32_t o[kAxes];
+      bool inside = n[r] >= 0;
+      for (int ax = 0; ax < kAxes; ++ax) {
+        o[ax] = j[r][ax] + off[ax];
+        inside = inside && o[ax] >= 0 && o[ax] < g.out[ax];
+      }
+      at[r] = inside ? g.y_offset(n[r], group * g.kg, o[0], o[1], o[2]) : -1;
+    }
+  }
+};
+
+// The dx offset of row m of a phase (m < rows_in_phase) at channel c of `group`, and the part
+// that does not depend on c: computed once per row, stepped per channel.
+PG_HD int32_t conv_gemm_row_x_offset(const ConvShape<int32_t>& g, const ConvGemmPhase& ph, int32_t m, int32_t group) {
+  const int32_t n = m / ph.j_plane, rest = m % ph.j_plane;
+  const int32_t j[kAxes] = {rest / (ph.jn[1] * ph.jn[2]), rest / ph.jn[2] % ph.jn[1], rest % ph.jn[2]};
+  int32_t pos[kAxes];
+  for (int ax = 0; ax < kAxes; ++ax) pos[ax] = ph.i0[ax] + j[ax] * g.stride[ax];
+  return g.x_offset(n, group * g.cg, pos[0], pos[1], pos[2]);
+}
 
 template <class A, int BM, int BN>
 struct ConvGemmSmem {
@@ -97,15 +165,14 @@ struct ConvGemmThread {
   // dy is contiguous along k: a thread loads one k of kALoads rows.
   static constexpr int kRows = CL ? kALoads : 1;
 
-  ConvGemmArgs<T> args;
+  using Args = ConvGemmArgs<T>;
+  Args args;
   int tid;
   // The block's group and tile.
   int32_t group, m_base, c_base, rows_in_phase;
   // Where the reduction is: the chunk of K/groups and the tap (q per axis).
   int32_t chunk, chunks, q[kAxes], iterations_left;
-  // This thread's A rows: sample base, phase coordinates, and the dy offset of the current tap
-  // (-1: the tap reaches outside dy for this row, or the row is past the phase's end).
-  int32_t row_n[kRows], row_j[kRows][kAxes], row_at[kRows];
+  ConvGemmRows<kRows> rows;
   int32_t b_at;  // the workspace offset of the current (tap, chunk) tile's first element
   A a_next[kALoads], b_next[kBLoads];
   A acc[8][8];
@@ -137,26 +204,8 @@ struct ConvGemmThread {
     // all of it in local memory (784 bytes of stack and 260 bytes of spills in f32 with nvcc 13;
     // 26.8 instead of 40.5 TFLOP/s on the H100's fp32 2D row, .exp driver 2026-11-24).
     if (a.ordered) phase = a.phase_order[phase];
-    ConvGemmPhase ph;
-    ph.j_plane = 1;
-    int32_t taps = 1;
-    for (int ax = kAxes - 1; ax >= 0; --ax) {
-      ph.i0[ax] = phase % args.phases[ax];
-      phase /= args.phases[ax];
-      const int32_t s = g.stride[ax], d = g.dilation[ax];
-      ph.jn[ax] = (g.in[ax] - ph.i0[ax] + s - 1) / s;
-      ph.j_plane *= ph.jn[ax];
-      // The taps of this phase: t*d = i0 + pad (mod s), see conv_geometry.hpp.
-      const int32_t gd = g.step_gcd[ax], reach = ph.i0[ax] + g.pad[ax];
-      ph.t_step[ax] = g.t_step[ax];
-      ph.o_step[ax] = g.o_step[ax];
-      ph.t0[ax] = 0;
-      while (ph.t0[ax] < ph.t_step[ax] && (reach - ph.t0[ax] * d) % s != 0) ++ph.t0[ax];
-      const bool any = reach % gd == 0 && ph.t0[ax] < g.kernel[ax];
-      ph.taps_in[ax] = any ? (g.kernel[ax] - 1 - ph.t0[ax]) / ph.t_step[ax] + 1 : 0;
-      ph.off0[ax] = any ? (reach - ph.t0[ax] * d) / s : 0;
-      taps *= ph.taps_in[ax];
-    }
+    int32_t taps;
+    const ConvGemmPhase ph = conv_gemm_phase(g, args.phases, phase, taps);
     if (tid == 0) smem.phase = ph;
     rows_in_phase = g.n * ph.j_plane;
     m_base = bx * BM;
@@ -167,14 +216,7 @@ struct ConvGemmThread {
     chunk = 0;
     q[0] = q[1] = q[2] = 0;
 #pragma unroll
-    for (int r = 0; r < kRows; ++r) {
-      const int32_t m = m_base + a_row(r);
-      row_n[r] = m < rows_in_phase ? m / ph.j_plane : -1;
-      const int32_t rest = m % ph.j_plane;
-      row_j[r][0] = rest / (ph.jn[1] * ph.jn[2]);
-      row_j[r][1] = rest / ph.jn[2] % ph.jn[1];
-      row_j[r][2] = rest % ph.jn[2];
-    }
+    for (int r = 0; r < kRows; ++r) rows.place(r, m_base + a_row(r), rows_in_phase, ph);
 #pragma unroll
     for (int i = 0; i < 8; ++i)
 #pragma unroll
@@ -188,21 +230,9 @@ struct ConvGemmThread {
   // Row offsets and the weight tile for tap q: once per tap, not per stage.
   PG_HD void to_tap(const ConvGemmPhase& ph) {
     const ConvShape<int32_t>& g = args.g;
-    int32_t off[kAxes], t[kAxes];
-    for (int ax = 0; ax < kAxes; ++ax) {
-      off[ax] = ph.off0[ax] - q[ax] * ph.o_step[ax];
-      t[ax] = ph.t0[ax] + q[ax] * ph.t_step[ax];
-    }
-#pragma unroll
-    for (int r = 0; r < kRows; ++r) {
-      int32_t o[kAxes];
-      bool inside = row_n[r] >= 0;
-      for (int ax = 0; ax < kAxes; ++ax) {
-        o[ax] = row_j[r][ax] + off[ax];
-        inside = inside && o[ax] >= 0 && o[ax] < g.out[ax];
-      }
-      row_at[r] = inside ? g.y_offset(row_n[r], group * g.kg, o[0], o[1], o[2]) : -1;
-    }
+    int32_t t[kAxes];
+    for (int ax = 0; ax < kAxes; ++ax) t[ax] = ph.t0[ax] + q[ax] * ph.t_step[ax];
+    rows.to_tap(g, ph, q, group);
     b_at = ((group * g.taps() + g.tap_index(t[0], t[1], t[2])) * args.kg_pad + chunk * kGemmBK) * args.cg_pad + c_base;
   }
 
@@ -217,8 +247,8 @@ struct ConvGemmThread {
 #pragma unroll
     for (int l = 0; l < kALoads; ++l) {
       const int r = CL ? l : 0;
-      const bool row_ok = row_at[r] >= 0;
-      const T* row = args.dy + (row_ok ? row_at[r] : 0) + (k0 + a_col(CL ? 0 : l)) * args.k_stride;
+      const bool row_ok = rows.at[r] >= 0;
+      const T* row = args.dy + (row_ok ? rows.at[r] : 0) + (k0 + a_col(CL ? 0 : l)) * args.k_stride;
       const bool ok = row_ok && (args.kg_whole || k0 + a_col(l) < g.kg);
       a_next[l] = ok ? static_cast<A>(to_float(*row)) : A(0);
     }
@@ -339,11 +369,12 @@ inline std::vector<uint8_t> order_phases_by_work(const ConvProblem& p, const int
   return order;
 }
 
-inline ConvGemmPlan plan_conv_gemm(const ConvProblem& p) {
+// `bk`: the reduction steps per stage, to which K/groups is padded.
+inline ConvGemmPlan plan_conv_gemm(const ConvProblem& p, int64_t bk = kGemmBK) {
   ConvGemmPlan plan;
   plan.bn = gemm_tile_n(p);
   plan.bm = plan.bn == 64 ? 256 : 128;
-  plan.kg_pad = round_up_to(p.k_per_group(), kGemmBK);
+  plan.kg_pad = round_up_to(p.k_per_group(), bk);
   plan.cg_pad = round_up_to(p.c_per_group(), plan.bn);
   int64_t phases = 1, largest = p.n;  // the phase at i0 = 0 has the most positions
   for (int a = 0; a < kAxes; ++a) {
@@ -359,9 +390,9 @@ inline ConvGemmPlan plan_conv_gemm(const ConvProblem& p) {
   return plan;
 }
 
-template <class T>
-ConvGemmArgs<T> make_conv_gemm_args(const ConvProblem& p, const ConvGemmPlan& plan, const ConvBuffers& b) {
-  ConvGemmArgs<T> a;
+template <class T, class W = accum_t<T>>
+ConvGemmArgs<T, W> make_conv_gemm_args(const ConvProblem& p, const ConvGemmPlan& plan, const ConvBuffers& b) {
+  ConvGemmArgs<T, W> a;
   a.g = make_conv_shape<int32_t>(p);
   for (int ax = 0; ax < kAxes; ++ax) a.phases[ax] = static_cast<int32_t>(plan.phases[ax]);
   a.ordered = !plan.phase_order.empty();
@@ -372,7 +403,7 @@ ConvGemmArgs<T> make_conv_gemm_args(const ConvProblem& p, const ConvGemmPlan& pl
   a.k_stride = static_cast<int32_t>(p.layout == Layout::channels_last ? 1 : p.out_plane());
   a.kg_whole = plan.kg_pad == p.k_per_group();
   a.dy = static_cast<const T*>(b.dy);
-  a.w = static_cast<const accum_t<T>*>(b.workspace);
+  a.w = static_cast<const W*>(b.workspace);
   a.dx = static_cast<T*>(b.dx);
   return a;
 }
@@ -384,6 +415,14 @@ void prepare_conv_gemm_weights(const Exec& ex, const ConvProblem& p, const ConvG
                                 ConvGemmWeightsBody<T>{make_conv_shape<int32_t>(p), static_cast<int32_t>(plan.kg_pad),
                                                        static_cast<int32_t>(plan.cg_pad), static_cast<const T*>(b.w),
                                                        static_cast<accum_t<T>*>(b.workspace)});
+}
+
+// What a plan's int32 offsets and grid allow.
+inline Support conv_gemm_plan_support(const ConvProblem& p, const ConvGemmPlan& plan) {
+  if (!conv_fits_int32(p) || plan.workspace_elems >= (int64_t{1} << 31)) return Support::no("offsets beyond int32");
+  if (plan.grid[0] >= (int64_t{1} << 31) || plan.grid[1] > 65535 || plan.grid[2] > 65535)
+    return Support::no("grid too large: " + std::to_string(plan.grid[2]) + " phases x groups (limit 65535)");
+  return Support::yes();
 }
 
 // Calls f.template operator()<BM, BN, CL>() with the problem's tile and layout.
@@ -433,13 +472,13 @@ PG_HD void conv_gemm_schedule(Block& b) {
 
 #if PG_GPU_COMPILER
 
-// One thread of the block on the GPU.
-template <class T, int BM, int BN, bool CL>
+// One thread of the block on the GPU, for conv_gemm_schedule(); Thread is ConvGemmThread or
+// ConvGemmTcThread.
+template <class Thread>
 struct ConvGemmDeviceBlock {
-  using Thread = ConvGemmThread<T, BM, BN, CL>;
   Thread& th;
   typename Thread::Smem& smem;
-  const ConvGemmArgs<T>& args;  // the kernel parameter itself (see begin())
+  const typename Thread::Args& args;  // the kernel parameter itself (see begin())
 
   __device__ __forceinline__ bool begin() {
     return th.begin(args, smem, threadIdx.x, blockIdx.x, blockIdx.y, blockIdx.z);
@@ -461,7 +500,7 @@ __global__ void PG_LAUNCH_BOUNDS(kGemmThreads, sizeof(accum_t<T>) == 4 && !CL ? 
   using Thread = ConvGemmThread<T, BM, BN, CL>;
   __shared__ typename Thread::Smem smem;
   Thread th;
-  ConvGemmDeviceBlock<T, BM, BN, CL> block{th, smem, args};
+  ConvGemmDeviceBlock<Thread> block{th, smem, args};
   conv_gemm_schedule(block);
 }
 
@@ -482,14 +521,7 @@ struct ConvGemm {
     return d;
   }
 
-  static Support supports(const ConvProblem& p) {
-    const ConvGemmPlan plan = plan_conv_gemm(p);
-    if (!conv_fits_int32(p) || plan.workspace_elems >= (int64_t{1} << 31))
-      return Support::no("offsets beyond int32");
-    if (plan.grid[0] >= (int64_t{1} << 31) || plan.grid[1] > 65535 || plan.grid[2] > 65535)
-      return Support::no("grid too large: " + std::to_string(plan.grid[2]) + " phases x groups (limit 65535)");
-    return Support::yes();
-  }
+  static Support supports(const ConvProblem& p) { return conv_gemm_plan_support(p, plan_conv_gemm(p)); }
 
   static size_t workspace_bytes(const ConvProblem& p) {
     return static_cast<size_t>(plan_conv_gemm(p).workspace_elems) * (p.dtype == DType::f64 ? 8 : 4);

@@ -1,0 +1,145 @@
+// conv.depthwise: backward-data for depthwise and other small groups (C/groups <= 8), where the
+// implicit GEMM has no reduction to speak of (K/groups taps x channels) and conv.gather spends
+// its time on index arithmetic per element.
+//
+// A work item computes kDepthwiseRun dx positions of one (sample, channel, D, H) row along W, all
+// in the same stride phase: positions i0 + j*stride for j in [j0, j0 + kDepthwiseRun). Along W
+// those positions are reached by the same taps t0 + q*t_step, from dy at j + off0 - q*o_step
+// (kernels/conv/conv_geometry.hpp), so the item finds its taps once, reads each weight once for
+// all its positions, and reads kDepthwiseRun consecutive dy elements per tap. The D and H taps
+// come as arithmetic runs (taps_reaching) with every division by a divisor fixed at launch.
+// Channels-first items are consecutive along W (coalesced along the row), channels-last ones
+// along C (coalesced across channels). Each item writes its own positions once, in a fixed
+// order: deterministic. Half types accumulate in f32 and round once.
+#pragma once
+
+#include "kernels/common/divider.hpp"
+#include "kernels/common/exec.hpp"
+#include "kernels/common/variant_defaults.hpp"
+#include "kernels/conv/conv_gather.hpp"  // ConvGatherDividers
+#include "kernels/conv/conv_geometry.hpp"
+#include "src/model/conv_variant.hpp"
+
+namespace pg {
+
+inline constexpr int kDepthwiseRun = 4;              // dx positions along W per work item
+inline constexpr int64_t kDepthwiseMaxCPerGroup = 8;  // past it conv.gemm reuses dy across channels
+
+// The items along W of one row: phases (min(stride, W)) x blocks of kDepthwiseRun positions,
+// enough for the phase with the most positions (i0 = 0).
+inline int64_t depthwise_w_blocks_per_phase(const ConvProblem& p) {
+  const int64_t jn = (p.in[2] + p.stride[2] - 1) / p.stride[2];
+  return (jn + kDepthwiseRun - 1) / kDepthwiseRun;
+}
+inline int64_t depthwise_items(const ConvProblem& p) {
+  return p.n * p.c * p.in[0] * p.in[1] * std::min(p.stride[2], p.in[2]) * depthwise_w_blocks_per_phase(p);
+}
+
+template <class T, class Idx>
+struct ConvDepthwiseBody {
+  using A = accum_t<T>;
+  ConvShape<Idx> g;
+  ConvGatherDividers<Idx> by;
+  Divider<Idx> by_w_items, by_blocks;  // items per row along W; blocks per phase
+  const T* dy;
+  const T* w;
+  T* dx;
+
+  PG_HD void operator()(Idx i) const {
+    Idx rest = i, c = 0;
+    if (g.channels_last) {
+      c = by.c.mod(rest);
+      rest = by.c.div(rest);
+    }
+    const Idx w_item = by_w_items.mod(rest);
+    rest = by_w_items.div(rest);
+    const Idx y = by.in[1].mod(rest);
+    rest = by.in[1].div(rest);
+    const Idx z = by.in[0].mod(rest);
+    rest = by.in[0].div(rest);
+    if (!g.channels_last) {
+      c = by.c.mod(rest);
+      rest = by.c.div(rest);
+    }
+    const Idx n = rest;
+    const Idx i0 = by_blocks.div(w_item), j0 = by_blocks.mod(w_item) * kDepthwiseRun;
+    const Idx s = g.stride[2], dil = g.dilation[2];
+    const Idx jn = by.stride[2].div(g.in[2] - i0 + s - 1);
+    if (j0 >= jn) return;  // this phase has fewer positions than the longest one
+    // The W taps of the phase: t*dilation = i0 + pad (mod stride).
+    const Idx reach = i0 + g.pad[2];
+    Idx t0 = 0;
+    while (t0 < g.t_step[2] && by.stride[2].mod(reach - t0 * dil + s * g.kernel[2] * dil) != 0) ++t0;
+    const bool any = by.gcd[2].mod(reach) == 0 && t0 < g.kernel[2];
+    const Idx taps_w = any ? by.t_step[2].div(g.kernel[2] - 1 - t0) + 1 : 0;
+    const Idx off0 = any ? (reach - t0 * dil >= 0 ? by.stride[2].div(reach - t0 * dil)
+                                                  : -by.stride[2].div(t0 * dil - reach + s - 1))
+                         : 0;
+    TapRun<Idx> run[2];
+    for (int a = 0; a < 2; ++a) {
+      const Idx pos = a == 0 ? z : y;
+      run[a] = taps_reaching<Idx>(pos, g.kernel[a], g.dilation[a], g.pad[a], g.out[a], g.t_step[a], g.o_step[a],
+                                  by.stride[a], by.gcd[a], by.t_step[a], by.o_step[a]);
+    }
+    const Idx group = by.cg.div(c), c_in_group = c - group * g.cg, k_first = group * g.kg;
+    const Idx w_step = g.channels_last ? g.k : 1;  // dy elements from one W position to the next
+    A acc[kDepthwiseRun];
+    for (int r = 0; r < kDepthwiseRun; ++r) acc[r] = 0;
+    for (Idx k = 0; k < g.kg; ++k)
+      for (Idx q0 = 0; q0 < run[0].count; ++q0)
+        for (Idx q1 = 0; q1 < run[1].count; ++q1) {
+          const Idx row = g.y_offset(n, k_first + k, run[0].o0 - q0 * run[0].o_step, run[1].o0 - q1 * run[1].o_step, 0);
+          const Idx tap_zy = g.tap_index(run[0].t0 + q0 * run[0].t_step, run[1].t0 + q1 * run[1].t_step, 0);
+          for (Idx qw = 0; qw < taps_w; ++qw) {
+            const A wv = static_cast<A>(to_float(w[g.w_offset(k_first + k, c_in_group, tap_zy + t0 + qw * g.t_step[2])]));
+            const Idx o = j0 + off0 - qw * g.o_step[2];
+#pragma unroll
+            for (int r = 0; r < kDepthwiseRun; ++r)
+              if (o + r >= 0 && o + r < g.out[2]) acc[r] += wv * static_cast<A>(to_float(dy[row + (o + r) * w_step]));
+          }
+        }
+#pragma unroll
+    for (int r = 0; r < kDepthwiseRun; ++r)
+      if (j0 + r < jn) dx[g.x_offset(n, c, z, y, i0 + (j0 + r) * s)] = from_accum<T>(acc[r]);
+  }
+};
+
+struct ConvDepthwise {
+  static constexpr ConvTraits traits{.name = "conv.depthwise", .deterministic = true};
+  // Rows long enough for several items per phase and a partial last one.
+  static ConvDomain domain() {
+    ConvDomain d;
+    d.reach[2] = 24;
+    d.max_c_per_group = kDepthwiseMaxCPerGroup;
+    return d;
+  }
+
+  static Support supports(const ConvProblem& p) {
+    if (p.c_per_group() > kDepthwiseMaxCPerGroup)
+      return Support::no("C/groups " + std::to_string(p.c_per_group()) + " > " + std::to_string(kDepthwiseMaxCPerGroup) +
+                         ": small groups only (conv.gemm reuses dy across channels)");
+    return Support::yes();
+  }
+  static size_t workspace_bytes(const ConvProblem&) { return 0; }
+
+  template <class Exec>
+  static void launch(const Exec& ex, const ConvProblem& p, const ConvBuffers& b) {
+    if (p.x_elems() == 0) return;
+    const int64_t items = depthwise_items(p), blocks = depthwise_w_blocks_per_phase(p);
+    const auto go = [&](auto tag, auto idx) {
+      using T = decltype(tag);
+      using Idx = decltype(idx);
+      const ConvShape<Idx> shape = make_conv_shape<Idx>(p);
+      ex.template for_each<Idx>(items, ConvDepthwiseBody<T, Idx>{shape, make_gather_dividers(shape),
+                                                                 Divider<Idx>(std::min(p.stride[2], p.in[2]) * blocks),
+                                                                 Divider<Idx>(blocks), static_cast<const T*>(b.dy),
+                                                                 static_cast<const T*>(b.w), static_cast<T*>(b.dx)});
+    };
+    with_conv_types(p, [&](auto tag, auto idx) {
+      if (items >= (int64_t{1} << 31)) go(tag, int64_t{});
+      else go(tag, idx);
+    });
+  }
+};
+
+}  // namespace pg

@@ -1,0 +1,60 @@
+// A block of conv_gemm_schedule() (kernels/conv/conv_gemm.hpp) on the host: each step runs for
+// all 256 threads in turn. multiply() waits for the barrier, so every thread's stage() into the
+// next buffer runs before any thread's multiply() of the current one: the most adversarial order
+// a GPU may choose, so a stage that overwrote the buffer being read would show. conv.gemm.tc's
+// CPU launch runs its blocks this way, and tests/conv_gemm_host_test.cpp conv.gemm's.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "kernels/conv/conv_gemm.hpp"  // conv_gemm_schedule
+
+namespace pg {
+
+template <class Thread>
+struct ConvGemmHostBlock {
+  static constexpr int kThreads = 256;
+  std::vector<Thread>& threads;
+  typename Thread::Smem& smem;
+  const typename Thread::Args& args;
+  int x, y, z;
+  int pending_multiply = -1;
+
+  template <class Step>
+  void every(Step step) {
+    for (Thread& t : threads) step(t);
+  }
+  bool begin() {
+    bool active = false;
+    for (int t = 0; t < kThreads; ++t) active = threads[t].begin(args, smem, t, x, y, z);
+    return active;
+  }
+  int iterations() const { return threads[0].iterations(); }
+  void fetch() { every([](Thread& t) { t.fetch(); }); }
+  void stage(int buf) { every([&](Thread& t) { t.stage(smem, buf); }); }
+  void advance() { every([&](Thread& t) { t.advance(smem); }); }
+  void multiply(int buf) { pending_multiply = buf; }
+  void barrier() {
+    if (pending_multiply >= 0) every([&](Thread& t) { t.multiply(smem, pending_multiply); });
+    pending_multiply = -1;
+  }
+  void finish() {
+    barrier();  // a multiply the schedule left without a barrier still runs before the results go out
+    every([&](Thread& t) { t.finish(smem); });
+  }
+};
+
+// Runs block `index` of a grid (x fastest, then y, then z) with its own threads and shared memory.
+template <class Thread>
+void run_conv_gemm_block_on_host(const typename Thread::Args& args, const int64_t* grid, int64_t index) {
+  auto smem = std::make_unique<typename Thread::Smem>();
+  std::vector<Thread> threads(ConvGemmHostBlock<Thread>::kThreads);
+  const int x = static_cast<int>(index % grid[0]), y = static_cast<int>(index / grid[0] % grid[1]),
+            z = static_cast<int>(index / grid[0] / grid[1]);
+  ConvGemmHostBlock<Thread> block{threads, *smem, args, x, y, z};
+  conv_gemm_schedule(block);
+}
+
+}  // namespace pg
