@@ -4,8 +4,10 @@ namespace pg::bench {
 namespace {
 
 // x is (N, C, spatial...); K output channels, a cubic kernel, one stride and pad on every axis.
-ConvRow row(std::vector<int64_t> x, int64_t k, int64_t groups, int64_t kernel, int64_t stride, int64_t pad, DType dtype) {
+ConvRow row(std::vector<int64_t> x, int64_t k, int64_t groups, int64_t kernel, int64_t stride, int64_t pad, DType dtype,
+            Layout layout = Layout::channels_first) {
   ConvProblem p;
+  p.layout = layout;
   p.dims = static_cast<int>(x.size()) - 2;
   p.n = x[0];
   p.c = x[1];
@@ -20,6 +22,7 @@ ConvRow row(std::vector<int64_t> x, int64_t k, int64_t groups, int64_t kernel, i
   if (groups > 1) name += " g" + std::to_string(groups);
   name += " k" + std::to_string(kernel) + "s" + std::to_string(stride) + "p" + std::to_string(pad);
   name += dtype == DType::bf16 ? " bfloat16" : " float32";
+  if (layout == Layout::channels_last) name += " NHWC";
   return {name, p};
 }
 
@@ -33,6 +36,9 @@ std::vector<ConvRow> conv_rows() {
     rows.push_back(row({32, 256, 28, 28}, 512, 1, 3, 2, 1, t));
     rows.push_back(row({32, 256, 56, 56}, 256, 256, 3, 1, 1, t));
   }
+  // Channels-last, the layout bf16 training runs in.
+  rows.push_back(row({32, 128, 56, 56}, 256, 1, 3, 1, 1, DType::bf16, Layout::channels_last));
+  rows.push_back(row({32, 256, 56, 56}, 256, 256, 3, 1, 1, DType::bf16, Layout::channels_last));
   return rows;
 }
 

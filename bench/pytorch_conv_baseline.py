@@ -16,13 +16,15 @@ import torch
 from torch_timing import time_ms
 
 
-def row_name(x, k, groups, kernel, stride, pad, dtype):
+def row_name(x, k, groups, kernel, stride, pad, dtype, channels_last=False):
     dims = len(x) - 2
     name = f"conv{dims}d_bwd_data ({', '.join(map(str, x))}) K{k}"
     if groups > 1:
         name += f" g{groups}"
     name += f" k{kernel}s{stride}p{pad}"
     name += " bfloat16" if dtype == torch.bfloat16 else " float32"
+    if channels_last:
+        name += " NHWC"
     return name
 
 
@@ -33,14 +35,17 @@ SHAPES = [
     ((32, 256, 56, 56), 256, 256, 3, 1, 1),
 ]
 ROWS = [s + (dtype,) for dtype in (torch.float32, torch.bfloat16) for s in SHAPES]
+# Channels-last, the layout bf16 training runs in (bench/conv_rows.cpp's last rows).
+ROWS += [SHAPES[0] + (torch.bfloat16, True), SHAPES[3] + (torch.bfloat16, True)]
 
 
-def measure(x_shape, k, groups, kernel, stride, pad, dtype):
+def measure(x_shape, k, groups, kernel, stride, pad, dtype, channels_last=False):
     dims = len(x_shape) - 2
-    x = torch.randn(x_shape, device="cuda", dtype=dtype)
-    w = torch.randn((k, x_shape[1] // groups) + (kernel,) * dims, device="cuda", dtype=dtype)
+    fmt = torch.channels_last if channels_last else torch.contiguous_format
+    x = torch.randn(x_shape, device="cuda", dtype=dtype).to(memory_format=fmt)
+    w = torch.randn((k, x_shape[1] // groups) + (kernel,) * dims, device="cuda", dtype=dtype).to(memory_format=fmt)
     y = torch.ops.aten.convolution(x, w, None, [stride] * dims, [pad] * dims, [1] * dims, False, [0] * dims, groups)
-    dy = torch.randn_like(y)
+    dy = torch.randn_like(y).to(memory_format=fmt)
     fn = lambda: torch.ops.aten.convolution_backward(
         dy, x, w, None, [stride] * dims, [pad] * dims, [1] * dims, False, [0] * dims, groups, [True, False, False])
     ms = time_ms(fn)

@@ -26,7 +26,7 @@ void run_blocks(const ConvProblem& p, const ConvGemmPlan& plan, const ConvBuffer
   using Thread = ConvGemmThread<T, BM, BN, CL>;
   const typename Thread::Args args = make_conv_gemm_args<T>(p, plan, b);
   for (int64_t i = 0; i < plan.grid[0] * plan.grid[1] * plan.grid[2]; ++i)
-    run_conv_gemm_block_on_host<Thread>(args, plan.grid, i);
+    run_conv_gemm_block_on_host<Thread>(args, plan.grid, i, [](auto& block) { conv_gemm_schedule(block); });
 }
 
 TEST(ConvGemmOnHost, MatchesOracle) {
@@ -57,8 +57,8 @@ TEST(ConvGemmOnHost, MatchesOracle) {
 
 
 // conv.gemm.tc's CPU launch (its blocks' steps with scalar math, as on a GPU without matrix
-// units) on each of its 12 paths: tile (128 x 128, 256 x 64) x A loads (channels-first rows,
-// channels-last one element at a time, channels-last 8 k's at once) x one or several 32-step
+// units) on each of its 12 paths: tile (128 x 128, 256 x 64) x A's source (channels-first dy
+// copied, channels-last dy copied, channels-last dy read directly) x one or several 32-step
 // chunks of K/groups. The path is drawn first and the problem bent to it, and every path must
 // have run by the end.
 TEST(ConvGemmTcOnCpu, MatchesOracleOnEveryPath) {
@@ -66,7 +66,7 @@ TEST(ConvGemmTcOnCpu, MatchesOracleOnEveryPath) {
   const bool ok = rc::check("conv.gemm.tc's CPU launch matches the oracle on every path", [&] {
     const int drawn = *rc::gen::resize(100, rc::gen::inRange(0, 12));  // full size: uniform from the first case;
     const bool wide = drawn % 2 == 1, several = drawn / 2 % 2 == 1;
-    const int a_path = drawn / 4;  // channels-first, channels-last scalar, channels-last vector
+    const int a_path = drawn / 4;  // channels-first, channels-last copied, channels-last direct
     ConvDomain d = ConvGemmTc::domain();
     d.reach[0] = 3;
     d.reach[1] = 6;
@@ -84,15 +84,16 @@ TEST(ConvGemmTcOnCpu, MatchesOracleOnEveryPath) {
     conv_finalize(p);
     const DataSpec spec = *fuzz::conv_data_spec();
     RC_PRE(ConvGemmTc::supports(p).ok);
-    const ConvGemmPlan plan = ConvGemmTc::plan(p);
-    const std::string path = std::string(plan.bn == 64 ? "256x64" : "128x128") + ", " +
-                             (a_path == 0 ? "channels-first" : a_path == 1 ? "channels-last scalar" : "channels-last 8-k") +
-                             ", " + (plan.kg_pad > kTcBK ? "several chunks" : "one chunk");
+    const ConvGemmTcPlan plan = ConvGemmTc::plan(p);
+    RC_ASSERT(plan.a_direct == (a_path == 2));
+    const std::string path = std::string(plan.gemm.bn == 64 ? "256x64" : "128x128") + ", " +
+                             (a_path == 0 ? "channels-first" : a_path == 1 ? "channels-last copied" : "channels-last direct") +
+                             ", " + (plan.gemm.kg_pad > kTcBK ? "several chunks" : "one chunk");
     RC_TAG(path);
     const ConvExpected e = compute_conv_expected(p, spec);
     const std::vector<unsigned char> dy = encode_values(p.dtype, e.data.dy, "dy"), w = encode_values(p.dtype, e.data.w, "w");
     std::vector<unsigned char> dx = poisoned(p.dtype, static_cast<size_t>(p.x_elems()) * dtype_size(p.dtype));
-    // 16-byte aligned, as every backend's buffers are: the 8-k path needs it.
+    // 16-byte aligned, as every backend's buffers are: the direct path needs it.
     std::vector<Pack<uint32_t, 4>> workspace(ConvGemmTc::workspace_bytes(p) / 16 + 1);
     const ConvBuffers b{dy.data(), w.data(), dx.data(), workspace.data()};
     if (a_path == 2 && p.n > 0) RC_ASSERT(aligned16(dy.data()));

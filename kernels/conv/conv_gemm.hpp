@@ -485,6 +485,9 @@ struct ConvGemmDeviceBlock {
   }
   __device__ __forceinline__ int iterations() const { return th.iterations(); }
   __device__ __forceinline__ void fetch() { th.fetch(); }
+  __device__ __forceinline__ void fetch(int slot) { th.fetch(smem, slot); }  // conv.gemm.tc's ring
+  __device__ __forceinline__ void commit() { th.commit(); }
+  __device__ __forceinline__ void wait() { th.wait(); }
   __device__ __forceinline__ void stage(int buf) { th.stage(smem, buf); }
   __device__ __forceinline__ void advance() { th.advance(smem); }
   __device__ __forceinline__ void multiply(int buf) { th.multiply(smem, buf); }

@@ -2,14 +2,14 @@
 // all 256 threads in turn. multiply() waits for the barrier, so every thread's stage() into the
 // next buffer runs before any thread's multiply() of the current one: the most adversarial order
 // a GPU may choose, so a stage that overwrote the buffer being read would show. conv.gemm.tc's
-// CPU launch runs its blocks this way, and tests/conv_gemm_host_test.cpp conv.gemm's.
+// CPU launch runs its blocks this way (its copies land at once), and tests/conv_gemm_host_test.cpp
+// conv.gemm's.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <vector>
 
-#include "kernels/conv/conv_gemm.hpp"  // conv_gemm_schedule
 
 namespace pg {
 
@@ -33,6 +33,9 @@ struct ConvGemmHostBlock {
   }
   int iterations() const { return threads[0].iterations(); }
   void fetch() { every([](Thread& t) { t.fetch(); }); }
+  void fetch(int slot) { every([&](Thread& t) { t.fetch(smem, slot); }); }  // conv.gemm.tc's ring
+  void commit() { every([](Thread& t) { t.commit(); }); }
+  void wait() { every([](Thread& t) { t.wait(); }); }
   void stage(int buf) { every([&](Thread& t) { t.stage(smem, buf); }); }
   void advance() { every([&](Thread& t) { t.advance(smem); }); }
   void multiply(int buf) { pending_multiply = buf; }
@@ -46,15 +49,16 @@ struct ConvGemmHostBlock {
   }
 };
 
-// Runs block `index` of a grid (x fastest, then y, then z) with its own threads and shared memory.
-template <class Thread>
-void run_conv_gemm_block_on_host(const typename Thread::Args& args, const int64_t* grid, int64_t index) {
+// Runs block `index` of a grid (x fastest, then y, then z) with its own threads and shared memory:
+// schedule(block), conv_gemm_schedule or conv_gemm_tc_schedule.
+template <class Thread, class Schedule>
+void run_conv_gemm_block_on_host(const typename Thread::Args& args, const int64_t* grid, int64_t index, Schedule&& schedule) {
   auto smem = std::make_unique<typename Thread::Smem>();
   std::vector<Thread> threads(ConvGemmHostBlock<Thread>::kThreads);
   const int x = static_cast<int>(index % grid[0]), y = static_cast<int>(index / grid[0] % grid[1]),
             z = static_cast<int>(index / grid[0] / grid[1]);
   ConvGemmHostBlock<Thread> block{threads, *smem, args, x, y, z};
-  conv_gemm_schedule(block);
+  schedule(block);
 }
 
 }  // namespace pg

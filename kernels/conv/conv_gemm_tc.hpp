@@ -3,31 +3,38 @@
 // exact in f32, so the terms are the oracle's; only the order of the f32 sums differs, which the
 // per-element bound (the oracle's term count) covers.
 //
-// The same phases, rows, taps and schedule as conv.gemm (conv_gemm_schedule: begin, fetch,
-// stage, advance, multiply, finish, one barrier per stage), with BK = 32 reduction steps per
-// stage and the operands kept in their 16-bit type, half the shared memory per step. What
-// differs is multiply() and who owns which result:
-//   - NVIDIA (sm_80 and later): 8 warps, each a 64 x 32 tile of 4 x 4 mma.sync.m16n8k16, its
-//     fragments read from shared memory by ldmatrix (.trans for channels-first A, stored k-major);
-//   - AMD gfx90a: 4 waves of 64, each a 64 x 64 tile of 4 x 4 v_mfma_f32_16x16x16 (f16, bf16_1k);
-//   - the CPU backend, and GPUs without matrix units here (gfx1030): the same warps and the
-//     same ownership as NVIDIA, each result summed by scalar f32 math from shared memory. The
-//     CPU backend runs every block's 256 threads in turn (kernels/conv/conv_gemm_host_block.hpp),
-//     so the index logic, tails, the shared-memory layout and the barriers are fuzzed in CI.
+// The same phases, rows and taps as conv.gemm, BK = 32 reduction steps per stage, the operands
+// kept in their 16-bit type. What differs:
+//   - Both operands are rows of k's in 16-byte chunks of 8, copied global -> shared memory
+//     without passing through registers (cp.async on NVIDIA) into a ring of kTcStages stages:
+//     a stage's copies are issued kTcStages - 1 stages before it is multiplied, so their
+//     latency hides behind several stages of matrix work (conv_gemm_tc_schedule). With one
+//     stage in flight through registers, the first version ran the bf16 2D row at 0.525 ms,
+//     0.430 ms with two blocks per multiprocessor (H100, 2026-11-25,
+//     bench/results/2026-11-25_h100_conv_tc.md).
+//   - A needs k contiguous: dy itself when it is channels-last with K and K/groups multiples of
+//     8 (a chunk is then wholly inside its group or wholly past it); otherwise a pre-pass copies
+//     dy once into the workspace as [n][position][group][K/groups padded to 32], zeros in the
+//     padding.
+//   - multiply() and who owns which result:
+//       NVIDIA (sm_80 and later): 8 warps, each a 64 x 32 tile of 4 x 4 mma.sync.m16n8k16, the
+//       fragments read from shared memory by ldmatrix;
+//       AMD gfx90a: 4 waves of 64, each a 64 x 64 tile of 4 x 4 v_mfma_f32_16x16x16 (f16, bf16_1k);
+//       the CPU backend, and GPUs without matrix units here (gfx1030): NVIDIA's warps and
+//       ownership, each result summed by scalar f32 math from shared memory. The CPU backend
+//       runs every block's 256 threads in turn (kernels/conv/conv_gemm_host_block.hpp), so the
+//       index logic, tails, the ring and the barriers are fuzzed in CI.
 // Shared memory has no padding: rows of 32 k's are swizzled in 16-byte chunks (chunk ^ row/2),
-// and channels-first A, stored as rows of BM m's per k, by chunk ^ (k % 8), so the 8 rows an
-// ldmatrix phase reads fall on 8 different 16-byte bank groups.
+// so the 8 rows an ldmatrix phase reads fall on 8 different 16-byte bank groups.
 //
 // The weights go to the workspace once per launch as [group][tap][C/groups][K/groups] in T, k
-// contiguous and zero-padded to whole tiles, so a B row of 8 k's is one 16-byte load. A loads
-// are 16 bytes of 8 k's per row for channels-last when K and K/groups are multiples of 8 and dy is
-// 16-byte aligned, else one element at a time (channels-first: each thread one row, k stepping
-// by a plane).
+// contiguous and zero-padded to whole tiles.
 #pragma once
 
 #include <cstdint>
 #include <type_traits>
 
+#include "kernels/common/divider.hpp"
 #include "kernels/common/pack.hpp"
 #include "kernels/common/require.hpp"
 #include "kernels/conv/conv_gemm.hpp"
@@ -42,6 +49,12 @@ namespace pg {
 #endif
 
 inline constexpr int kTcBK = 32;  // reduction steps per stage: two k16 matrix steps
+// Stages in the ring. AMD: 3, as 4 would pass the 64 KiB of LDS a workgroup may have.
+#if defined(__HIPCC__) || defined(__HIP__)
+inline constexpr int kTcStages = 3;
+#else
+inline constexpr int kTcStages = 4;
+#endif
 #if defined(PG_TC_MFMA)
 inline constexpr int kTcWarp = 64, kTcInstN = 16;  // v_mfma_f32_16x16x16: results 16 x 16 per wave
 #else
@@ -61,22 +74,50 @@ PG_HD int tc_own_col(int lane, int ci) { return 2 * (lane % 4) + ci; }
 
 // Where (row, k) of a tile stored as rows of kTcBK k's sits: 16-byte chunks swizzled by row / 2.
 PG_HD int tc_k_rows_at(int row, int k) { return row * kTcBK + ((((k >> 3) ^ (row >> 1)) & 3) << 3) + (k & 7); }
-// Where (k, m) of a tile stored as kTcBK rows of `len` m's sits: chunks swizzled by k % 8.
-PG_HD int tc_m_rows_at(int k, int m, int len) { return k * len + (((m >> 3) ^ (k & 7)) << 3) + (m & 7); }
+
+// 16 bytes global -> shared, or zeros when !valid (src is then not read). NVIDIA: cp.async, which
+// completes at tc_wait(); elsewhere a plain copy, complete at once.
+template <class T>
+PG_HD void tc_copy16(T* dst, const T* src, bool valid) {
+#if defined(PG_TC_MMA_SYNC)
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+               :: "r"(static_cast<unsigned>(__cvta_generic_to_shared(dst))), "l"(src), "r"(valid ? 16 : 0));
+#else
+  Pack<T, 8> v;
+  if (valid) v = load_pack<8>(src, 0);
+  else
+    for (int e = 0; e < 8; ++e) v.v[e] = T{0};
+  store_pack<8>(dst, 0, v);
+#endif
+}
+// Closes the copies issued since the last commit into one group.
+PG_HD void tc_commit() {
+#if defined(PG_TC_MMA_SYNC)
+  asm volatile("cp.async.commit_group;");
+#endif
+}
+// Waits until at most kTcStages - 2 groups of this thread are in flight: the oldest has landed.
+PG_HD void tc_wait() {
+#if defined(PG_TC_MMA_SYNC)
+  asm volatile("cp.async.wait_group %0;" :: "n"(kTcStages - 2));
+#endif
+}
 
 template <class T>
 struct ConvGemmTcArgs {
-  ConvGemmArgs<T, T> gemm;  // the workspace is [group][tap][cg_pad][kg_pad] here
-  bool a_vec;  // channels-last A rows load 8 k's at once
+  ConvGemmArgs<T, T> gemm;  // gemm.dy: A's source; gemm.w: the workspace's [group][tap][cg_pad][kg_pad]
+  // A's source as a channels-last tensor for its row offsets: dy itself (k = K, kg = K/groups) or
+  // the pre-pass's copy (k = groups * kg_pad, kg = kg_pad). Its k's past `kg` read as zeros.
+  ConvShape<int32_t> a;
 };
 
-template <class T, int BM, int BN, bool CL>
+template <class T, int BM, int BN>
 struct ConvGemmTcSmem {
-  alignas(16) T a[2][BM * kTcBK];
-  alignas(16) T b[2][BN * kTcBK];
-  ConvGemmPhase phase;  // written by thread 0 in begin(), read after the first barrier
+  alignas(16) T a[kTcStages][BM * kTcBK];
+  alignas(16) T b[kTcStages][BN * kTcBK];
+  ConvGemmPhase phase;  // written by thread 0 in begin(), read after the barrier that follows
 
-  static PG_HD int a_at(int m, int k) { return CL ? tc_k_rows_at(m, k) : tc_m_rows_at(k, m, BM); }
+  static PG_HD int a_at(int m, int k) { return tc_k_rows_at(m, k); }
   static PG_HD int b_at(int c, int k) { return tc_k_rows_at(c, k); }
 };
 
@@ -86,10 +127,6 @@ __device__ __forceinline__ unsigned tc_smem_address(const void* p) {
 }
 __device__ __forceinline__ void tc_ldmatrix_x4(uint32_t (&r)[4], const void* p) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(tc_smem_address(p)));
-}
-__device__ __forceinline__ void tc_ldmatrix_x4_trans(uint32_t (&r)[4], const void* p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(tc_smem_address(p)));
 }
 template <class T>
@@ -117,32 +154,26 @@ __device__ __forceinline__ void tc_mfma(float (&c)[4], const tc_short4& a, const
 }
 #endif
 
-template <class T, int BM, int BN, bool CL>
+template <class T, int BM, int BN>
 struct ConvGemmTcThread {
   using Args = ConvGemmTcArgs<T>;
-  using Smem = ConvGemmTcSmem<T, BM, BN, CL>;
+  using Smem = ConvGemmTcSmem<T, BM, BN>;
   static constexpr int kWarps = kGemmThreads / kTcWarp;
   static constexpr int kWarpsM = BM / 64, kWarpsN = kWarps / kWarpsM, WN = BN / kWarpsN;
   static constexpr int kMT = 4, kNT = WN / kTcInstN;  // matrix tiles per warp along m and along c
   static_assert(kWarpsM * kWarpsN == kWarps && kNT >= 2 && kNT % 2 == 0, "a warp is 64 rows by 2k matrix tiles");
-  // A loads: channels-last, kRows rows of 8 k's (row tid / 4 + 64 r, k's from (tid % 4) * 8);
-  // channels-first, one row (tid % BM) at kALoads k's from (tid / BM) * kALoads.
-  static constexpr int kRows = CL ? BM / 64 : 1;
-  static constexpr int kALoads = CL ? 8 * kRows : BM * kTcBK / kGemmThreads;
-  static constexpr int kBRows = BN / 64;  // B rows of 8 k's: c = tid / 4 + 64 v
+  // A thread copies chunk tid % 4 (8 k's) of rows tid / 4 + 64 r of A and of B.
+  static constexpr int kRows = BM / 64, kBRows = BN / 64;
 
   Args args;
   int tid;
   int32_t group, m_base, c_base, rows_in_phase;
+  // Where the copies are: the chunk of K/groups and the tap (q per axis), and how many are left.
   int32_t chunk, chunks, q[kAxes], iterations_left;
   ConvGemmRows<kRows> rows;
   int32_t b_at;  // the workspace offset of the current (tap, chunk) tile's first element
-  T a_next[kALoads];
-  Pack<T, 8> b_next[kBRows];
   float acc[kMT][kNT][4];
 
-  PG_HD int a_row(int r) const { return CL ? tid / 4 + 64 * r : tid % BM; }
-  PG_HD int a_k(int l) const { return CL ? (tid % 4) * 8 + l % 8 : (tid / BM) * kALoads + l; }
   PG_HD int lane() const { return tid % kTcWarp; }
   PG_HD int warp_m() const { return tid / kTcWarp % kWarpsM; }
   PG_HD int warp_n() const { return tid / kTcWarp / kWarpsM; }
@@ -169,7 +200,7 @@ struct ConvGemmTcThread {
     chunk = 0;
     q[0] = q[1] = q[2] = 0;
 #pragma unroll
-    for (int r = 0; r < kRows; ++r) rows.place(r, m_base + a_row(r), rows_in_phase, ph);
+    for (int r = 0; r < kRows; ++r) rows.place(r, m_base + tid / 4 + 64 * r, rows_in_phase, ph);
 #pragma unroll
     for (int mi = 0; mi < kMT; ++mi)
 #pragma unroll
@@ -186,57 +217,28 @@ struct ConvGemmTcThread {
     const ConvShape<int32_t>& g = args.gemm.g;
     int32_t t[kAxes];
     for (int ax = 0; ax < kAxes; ++ax) t[ax] = ph.t0[ax] + q[ax] * ph.t_step[ax];
-    rows.to_tap(g, ph, q, group);
+    rows.to_tap(args.a, ph, q, group);
     b_at = ((group * g.taps() + g.tap_index(t[0], t[1], t[2])) * args.gemm.cg_pad + c_base) * args.gemm.kg_pad +
            chunk * kTcBK;
   }
 
-  PG_HD void fetch() {
-    const ConvShape<int32_t>& g = args.gemm.g;
-    const int32_t k0 = chunk * kTcBK;
-    if (CL && args.a_vec) {
-      // K/groups is a multiple of 8, so a row's 8 k's are all inside the group or all past it.
+  // Issues the copies of the current (tap, chunk) into ring slot `slot`.
+  PG_HD void fetch(Smem& s, int slot) const {
+    const int kc = (tid % 4) * 8;
+    const int32_t k = chunk * kTcBK + kc;
 #pragma unroll
-      for (int r = 0; r < kRows; ++r) {
-        const int32_t k = k0 + a_k(0);
-        Pack<T, 8> v;
-        if (rows.at[r] >= 0 && k < g.kg) v = load_pack<8>(args.gemm.dy, rows.at[r] + k);
-        else
-          for (int e = 0; e < 8; ++e) v.v[e] = T{0};
-#pragma unroll
-        for (int e = 0; e < 8; ++e) a_next[r * 8 + e] = v.v[e];
-      }
-    } else {
-#pragma unroll
-      for (int l = 0; l < kALoads; ++l) {
-        const int r = CL ? l / 8 : 0;
-        const int32_t k = k0 + a_k(l);
-        const bool ok = rows.at[r] >= 0 && k < g.kg;
-        a_next[l] = ok ? args.gemm.dy[rows.at[r] + k * args.gemm.k_stride] : T{0};
-      }
+    for (int r = 0; r < kRows; ++r) {
+      const bool valid = rows.at[r] >= 0 && k < args.a.kg;
+      tc_copy16(&s.a[slot][Smem::a_at(tid / 4 + 64 * r, kc)], args.gemm.dy + (valid ? rows.at[r] + k : 0), valid);
     }
-    const T* w = args.gemm.w + b_at + (tid / 4) * args.gemm.kg_pad + (tid % 4) * 8;
+    const T* w = args.gemm.w + b_at + (tid / 4) * args.gemm.kg_pad + kc;
 #pragma unroll
-    for (int v = 0; v < kBRows; ++v) b_next[v] = load_pack<8>(w, 64 * v * args.gemm.kg_pad);
+    for (int v = 0; v < kBRows; ++v) tc_copy16(&s.b[slot][Smem::b_at(tid / 4 + 64 * v, kc)], w + 64 * v * args.gemm.kg_pad, true);
   }
+  PG_HD void commit() const { tc_commit(); }
+  PG_HD void wait() const { tc_wait(); }
 
-  PG_HD void stage(Smem& s, int buf) const {
-    if constexpr (CL) {
-#pragma unroll
-      for (int r = 0; r < kRows; ++r) {
-        Pack<T, 8> v;
-#pragma unroll
-        for (int e = 0; e < 8; ++e) v.v[e] = a_next[r * 8 + e];
-        store_pack<8>(s.a[buf], Smem::a_at(a_row(r), a_k(0)), v);
-      }
-    } else {
-#pragma unroll
-      for (int l = 0; l < kALoads; ++l) s.a[buf][Smem::a_at(a_row(0), a_k(l))] = a_next[l];
-    }
-#pragma unroll
-    for (int v = 0; v < kBRows; ++v) store_pack<8>(s.b[buf], Smem::b_at(tid / 4 + 64 * v, (tid % 4) * 8), b_next[v]);
-  }
-
+  // The next (tap, chunk): chunks inside a tap, then the taps with q[2] fastest.
   PG_HD void advance(const Smem& smem) {
     const ConvGemmPhase& ph = smem.phase;
     --iterations_left;
@@ -256,40 +258,37 @@ struct ConvGemmTcThread {
   }
 
 #if defined(PG_TC_MMA_SYNC)
-  // Per k16 step: 4 A fragments (ldmatrix.x4, 16 x 16 each) and 4 B fragments (two ldmatrix.x4,
-  // 16 c's by 16 k's each), then 16 mma.sync. Lane l addresses row l % 8 of matrix l / 8.
-  __device__ __forceinline__ void multiply(const Smem& s, int buf) {
+  // Per k16 step: 4 B fragments (two ldmatrix.x4, 16 c's by 16 k's each), then per m tile its A
+  // fragment (ldmatrix.x4, 16 x 16) and 4 mma.sync. Lane l addresses row l % 8 of matrix l / 8.
+  __device__ __forceinline__ void multiply(const Smem& s, int slot) {
     const int i = lane() / 8, r = lane() % 8;
 #pragma unroll
     for (int ks = 0; ks < kTcBK; ks += 16) {
-      uint32_t a[kMT][4], b[kNT][2];
-#pragma unroll
-      for (int mi = 0; mi < kMT; ++mi) {
-        const int m0 = warp_m() * 64 + mi * 16;
-        // Matrices: (m 0-7, k 0-7), (m 8-15, k 0-7), (m 0-7, k 8-15), (m 8-15, k 8-15).
-        if constexpr (CL) tc_ldmatrix_x4(a[mi], &s.a[buf][Smem::a_at(m0 + r + (i & 1) * 8, ks + (i >> 1) * 8)]);
-        else tc_ldmatrix_x4_trans(a[mi], &s.a[buf][Smem::a_at(m0 + (i & 1) * 8, ks + r + (i >> 1) * 8)]);
-      }
+      uint32_t b[kNT][2];
 #pragma unroll
       for (int nj = 0; nj < kNT / 2; ++nj) {
         // Matrices: (c 0-7, k 0-7), (c 0-7, k 8-15), (c 8-15, k 0-7), (c 8-15, k 8-15).
         uint32_t f[4];
-        tc_ldmatrix_x4(f, &s.b[buf][Smem::b_at(warp_n() * WN + nj * 16 + r + (i >> 1) * 8, ks + (i & 1) * 8)]);
+        tc_ldmatrix_x4(f, &s.b[slot][Smem::b_at(warp_n() * WN + nj * 16 + r + (i >> 1) * 8, ks + (i & 1) * 8)]);
         b[2 * nj][0] = f[0];
         b[2 * nj][1] = f[1];
         b[2 * nj + 1][0] = f[2];
         b[2 * nj + 1][1] = f[3];
       }
 #pragma unroll
-      for (int mi = 0; mi < kMT; ++mi)
+      for (int mi = 0; mi < kMT; ++mi) {
+        // Matrices: (m 0-7, k 0-7), (m 8-15, k 0-7), (m 0-7, k 8-15), (m 8-15, k 8-15).
+        uint32_t a[4];
+        tc_ldmatrix_x4(a, &s.a[slot][Smem::a_at(warp_m() * 64 + mi * 16 + r + (i & 1) * 8, ks + (i >> 1) * 8)]);
 #pragma unroll
-        for (int ni = 0; ni < kNT; ++ni) tc_mma<T>(acc[mi][ni], a[mi], b[ni]);
+        for (int ni = 0; ni < kNT; ++ni) tc_mma<T>(acc[mi][ni], a, b[ni]);
+      }
     }
   }
 #elif defined(PG_TC_MFMA)
   // Per k16 step: lane l holds A(m = l % 16, k = 4 (l / 16) + 0..3) of each of its 4 m tiles and
   // B(c = l % 16, the same k's) of each of its 4 c tiles, then 16 v_mfma.
-  __device__ __forceinline__ void multiply(const Smem& s, int buf) {
+  __device__ __forceinline__ void multiply(const Smem& s, int slot) {
     const int row = lane() % 16, kq = 4 * (lane() / 16);
 #pragma unroll
     for (int ks = 0; ks < kTcBK; ks += 16) {
@@ -297,11 +296,11 @@ struct ConvGemmTcThread {
 #pragma unroll
       for (int mi = 0; mi < kMT; ++mi)
         for (int e = 0; e < 4; ++e)
-          a[mi][e] = static_cast<short>(s.a[buf][Smem::a_at(warp_m() * 64 + mi * 16 + row, ks + kq + e)].bits);
+          a[mi][e] = static_cast<short>(s.a[slot][Smem::a_at(warp_m() * 64 + mi * 16 + row, ks + kq + e)].bits);
 #pragma unroll
       for (int ni = 0; ni < kNT; ++ni)
         for (int e = 0; e < 4; ++e)
-          b[ni][e] = static_cast<short>(s.b[buf][Smem::b_at(warp_n() * WN + ni * kTcInstN + row, ks + kq + e)].bits);
+          b[ni][e] = static_cast<short>(s.b[slot][Smem::b_at(warp_n() * WN + ni * kTcInstN + row, ks + kq + e)].bits);
 #pragma unroll
       for (int mi = 0; mi < kMT; ++mi)
 #pragma unroll
@@ -311,7 +310,7 @@ struct ConvGemmTcThread {
 #else
   // Scalar f32 math on the results this lane would own on NVIDIA. Results past the phase's rows
   // or the group's channels are never written, so they are not summed (the CPU backend's time).
-  PG_HD void multiply(const Smem& s, int buf) {
+  PG_HD void multiply(const Smem& s, int slot) {
     for (int mi = 0; mi < kMT; ++mi)
       for (int ri = 0; ri < kTcOwnRows; ++ri) {
         const int m = m_of(mi, ri);
@@ -322,7 +321,7 @@ struct ConvGemmTcThread {
             if (c_base + c >= args.gemm.g.cg) continue;
             float sum = acc[mi][ni][ri * kTcOwnCols + ci];
             for (int k = 0; k < kTcBK; ++k)
-              sum += to_float(s.a[buf][Smem::a_at(m, k)]) * to_float(s.b[buf][Smem::b_at(c, k)]);
+              sum += to_float(s.a[slot][Smem::a_at(m, k)]) * to_float(s.b[slot][Smem::b_at(c, k)]);
             acc[mi][ni][ri * kTcOwnCols + ci] = sum;
           }
       }
@@ -333,7 +332,7 @@ struct ConvGemmTcThread {
   PG_HD void finish(const Smem& smem) const {
     const ConvShape<int32_t>& g = args.gemm.g;
     const ConvGemmPhase& ph = smem.phase;
-    const int32_t c_stride = CL ? 1 : g.in_plane();
+    const int32_t c_stride = g.channels_last ? 1 : g.in_plane();
 #pragma unroll
     for (int mi = 0; mi < kMT; ++mi)
 #pragma unroll
@@ -352,6 +351,39 @@ struct ConvGemmTcThread {
   }
 };
 
+// The block's program over the ring. The copies of stage s go out kTcStages - 1 stages before
+// its multiply; every iteration waits for its own stage's copies (tc_wait, this thread's; the
+// barrier, everyone's), then refills the slot the previous iteration read, which every thread
+// finished reading before that barrier. One group is committed per stage, empty past the end,
+// so "at most kTcStages - 2 in flight" always means "the current stage has landed". The barrier
+// after begin() publishes the phase thread 0 wrote, which advance() reads. `b` has
+// conv_gemm_schedule's steps with fetch(slot), and commit() and wait().
+template <class Block>
+PG_HD void conv_gemm_tc_schedule(Block& b) {
+  if (!b.begin()) return;
+  b.barrier();
+  const int iterations = b.iterations();
+  for (int s = 0; s < kTcStages - 1; ++s) {
+    if (s < iterations) {
+      if (s > 0) b.advance();
+      b.fetch(s);
+    }
+    b.commit();
+  }
+  for (int it = 0; it < iterations; ++it) {
+    b.wait();
+    b.barrier();
+    const int next = it + kTcStages - 1;
+    if (next < iterations) {
+      b.advance();
+      b.fetch(next % kTcStages);
+    }
+    b.commit();
+    b.multiply(it % kTcStages);
+  }
+  b.finish();
+}
+
 // One workspace element: the weight at [group][tap][c][k], zero in the padding.
 template <class T>
 struct ConvGemmTcWeightsBody {
@@ -367,14 +399,50 @@ struct ConvGemmTcWeightsBody {
   }
 };
 
+// The pre-pass: dy as [n][position][group][kg_pad], zeros past K/groups. Items run along the
+// positions of one (n, channel), so the reads of channels-first dy are coalesced.
+template <class T>
+struct ConvGemmTcDyBody {
+  ConvShape<int32_t> g;
+  int32_t kg_pad;
+  Divider<int32_t> by_plane, by_kg_pad, by_groups;
+  const T* dy;
+  T* out;
+
+  PG_HD void operator()(int32_t i) const {
+    const int32_t point = by_plane.mod(i), rest = by_plane.div(i);
+    const int32_t k = by_kg_pad.mod(rest), ng = by_kg_pad.div(rest);
+    const int32_t group = by_groups.mod(ng), n = by_groups.div(ng);
+    const int32_t plane = g.out_plane(), kk = group * g.kg + k;
+    out[((n * plane + point) * g.groups + group) * kg_pad + k] =
+        k < g.kg ? dy[g.channels_last ? (n * plane + point) * g.k + kk : (n * g.k + kk) * plane + point] : T{0};
+  }
+};
+
+// The launch's sizes: conv.gemm's plan with K/groups padded to 32, and where A comes from.
+struct ConvGemmTcPlan {
+  ConvGemmPlan gemm;
+  bool a_direct;     // dy is A's source; else the pre-pass's copy after the weights
+  int64_t dy_elems;  // the copy's elements (0 when direct)
+};
+
+inline ConvGemmTcPlan plan_conv_gemm_tc(const ConvProblem& p) {
+  ConvGemmTcPlan plan{plan_conv_gemm(p, kTcBK), false, 0};
+  plan.a_direct = p.layout == Layout::channels_last && p.k % 8 == 0 && p.k_per_group() % 8 == 0;
+  if (!plan.a_direct) plan.dy_elems = p.n * p.out_plane() * p.groups * plan.gemm.kg_pad;
+  return plan;
+}
+
 #if PG_GPU_COMPILER
-template <class T, int BM, int BN, bool CL>
-__global__ void PG_LAUNCH_BOUNDS(kGemmThreads, 1) conv_gemm_tc_kernel(ConvGemmTcArgs<T> args) {
-  using Thread = ConvGemmTcThread<T, BM, BN, CL>;
-  __shared__ typename Thread::Smem smem;
+template <class T, int BM, int BN>
+__global__ void PG_LAUNCH_BOUNDS(kGemmThreads, 2) conv_gemm_tc_kernel(ConvGemmTcArgs<T> args) {
+  using Thread = ConvGemmTcThread<T, BM, BN>;
+  // Past the 48 KiB a static array may take: the launch raises the kernel's dynamic limit.
+  extern __shared__ __align__(16) unsigned char conv_gemm_tc_smem[];
+  auto& smem = *reinterpret_cast<typename Thread::Smem*>(conv_gemm_tc_smem);
   Thread th;
   ConvGemmDeviceBlock<Thread> block{th, smem, args};
-  conv_gemm_schedule(block);
+  conv_gemm_tc_schedule(block);
 }
 #endif
 
@@ -388,24 +456,45 @@ struct ConvGemmTc {
     return d;
   }
 
-  static ConvGemmPlan plan(const ConvProblem& p) { return plan_conv_gemm(p, kTcBK); }
-  static Support supports(const ConvProblem& p) { return conv_gemm_plan_support(p, plan(p)); }
-  static size_t workspace_bytes(const ConvProblem& p) { return static_cast<size_t>(plan(p).workspace_elems) * 2; }
+  static ConvGemmTcPlan plan(const ConvProblem& p) { return plan_conv_gemm_tc(p); }
+  static Support supports(const ConvProblem& p) {
+    const ConvGemmTcPlan pl = plan(p);
+    if (pl.gemm.workspace_elems + pl.dy_elems >= (int64_t{1} << 31)) return Support::no("offsets beyond int32");
+    return conv_gemm_plan_support(p, pl.gemm);
+  }
+  static size_t workspace_bytes(const ConvProblem& p) {
+    const ConvGemmTcPlan pl = plan(p);
+    return static_cast<size_t>(pl.gemm.workspace_elems + pl.dy_elems) * 2;
+  }
 
+  // Prepares the workspace on `ex` and calls run.template operator()<T, BM, BN>(plan, args).
   template <class Exec, class Run>
   static void with_args(const Exec& ex, const ConvProblem& p, const ConvBuffers& b, Run&& run) {
     if (p.x_elems() == 0) return;
+    const ConvGemmTcPlan pl = plan(p);
     require_aligned16(traits.name, {{"the workspace", b.workspace}});
-    const ConvGemmPlan pl = plan(p);
+    if (pl.a_direct) require_aligned16(traits.name, {{"dy", b.dy}});
     const auto go = [&](auto tag) {
       using T = decltype(tag);
-      ex.template for_each<int32_t>(pl.workspace_elems,
-                                    ConvGemmTcWeightsBody<T>{make_conv_shape<int32_t>(p), static_cast<int32_t>(pl.kg_pad),
-                                                             static_cast<int32_t>(pl.cg_pad), static_cast<const T*>(b.w),
-                                                             static_cast<T*>(b.workspace)});
-      ConvGemmTcArgs<T> args{make_conv_gemm_args<T, T>(p, pl, b), false};
-      args.a_vec = p.layout == Layout::channels_last && p.k % 8 == 0 && p.k_per_group() % 8 == 0 && aligned16(b.dy);
-      with_gemm_tile(p, [&]<int BM, int BN, bool CL>() { run.template operator()<T, BM, BN, CL>(pl, args); });
+      const ConvShape<int32_t> g = make_conv_shape<int32_t>(p);
+      const int32_t kg_pad = static_cast<int32_t>(pl.gemm.kg_pad);
+      T* workspace = static_cast<T*>(b.workspace);
+      ex.template for_each<int32_t>(pl.gemm.workspace_elems,
+                                    ConvGemmTcWeightsBody<T>{g, kg_pad, static_cast<int32_t>(pl.gemm.cg_pad),
+                                                             static_cast<const T*>(b.w), workspace});
+      ConvGemmTcArgs<T> args{make_conv_gemm_args<T, T>(p, pl.gemm, b), g};
+      args.a.channels_last = true;
+      if (!pl.a_direct) {
+        T* copy = workspace + pl.gemm.workspace_elems;
+        ex.template for_each<int32_t>(pl.dy_elems, ConvGemmTcDyBody<T>{g, kg_pad, Divider<int32_t>(p.out_plane()),
+                                                                       Divider<int32_t>(kg_pad), Divider<int32_t>(p.groups),
+                                                                       static_cast<const T*>(b.dy), copy});
+        args.gemm.dy = copy;
+        args.a.k = g.groups * kg_pad;
+        args.a.kg = kg_pad;
+      }
+      if (gemm_tile_n(p) == 64) run.template operator()<T, 256, 64>(pl.gemm, args);
+      else run.template operator()<T, 128, 128>(pl.gemm, args);
     };
     if (p.dtype == DType::f16) go(f16{});
     else go(bf16{});
@@ -413,18 +502,23 @@ struct ConvGemmTc {
 
   // Every block's 256 threads in turn on the host, the blocks spread over the host threads.
   static void launch(const CpuExec& ex, const ConvProblem& p, const ConvBuffers& b) {
-    with_args(ex, p, b, [&]<class T, int BM, int BN, bool CL>(const ConvGemmPlan& pl, const ConvGemmTcArgs<T>& args) {
+    with_args(ex, p, b, [&]<class T, int BM, int BN>(const ConvGemmPlan& pl, const ConvGemmTcArgs<T>& args) {
       ex.template for_each<int64_t>(pl.grid[0] * pl.grid[1] * pl.grid[2], [&](int64_t i) {
-        run_conv_gemm_block_on_host<ConvGemmTcThread<T, BM, BN, CL>>(args, pl.grid, i);
+        run_conv_gemm_block_on_host<ConvGemmTcThread<T, BM, BN>>(args, pl.grid, i,
+                                                                 [](auto& block) { conv_gemm_tc_schedule(block); });
       });
     });
   }
 
 #if PG_GPU_COMPILER
   static void launch(const GpuExec& ex, const ConvProblem& p, const ConvBuffers& b) {
-    with_args(ex, p, b, [&]<class T, int BM, int BN, bool CL>(const ConvGemmPlan& pl, const ConvGemmTcArgs<T>& args) {
+    with_args(ex, p, b, [&]<class T, int BM, int BN>(const ConvGemmPlan& pl, const ConvGemmTcArgs<T>& args) {
       const dim3 grid(static_cast<unsigned>(pl.grid[0]), static_cast<unsigned>(pl.grid[1]), static_cast<unsigned>(pl.grid[2]));
-      conv_gemm_tc_kernel<T, BM, BN, CL><<<grid, kGemmThreads, 0, ex.stream>>>(args);
+      constexpr int bytes = sizeof(ConvGemmTcSmem<T, BM, BN>);
+#if defined(__CUDACC__)
+      PG_HIP_CHECK(cudaFuncSetAttribute(conv_gemm_tc_kernel<T, BM, BN>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+#endif
+      conv_gemm_tc_kernel<T, BM, BN><<<grid, kGemmThreads, bytes, ex.stream>>>(args);
       PG_LAUNCH_CHECK("conv_gemm_tc_kernel");
     });
   }
