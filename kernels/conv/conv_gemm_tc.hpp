@@ -8,10 +8,10 @@
 //   - Both operands are rows of k's in 16-byte chunks of 8, copied global -> shared memory
 //     without passing through registers (cp.async on NVIDIA) into a ring of kTcStages stages:
 //     a stage's copies are issued kTcStages - 1 stages before it is multiplied, so their
-//     latency hides behind several stages of matrix work (conv_gemm_tc_schedule). With one
-//     stage in flight through registers, the first version ran the bf16 2D row at 0.525 ms,
-//     0.430 ms with two blocks per multiprocessor (H100, 2026-11-25,
-//     bench/results/2026-11-25_h100_conv_tc.md).
+//     latency hides behind the matrix work of the stages before (conv_gemm_tc_schedule). With
+//     one stage in flight through registers, the first version ran the bf16 2D row at 0.525 ms,
+//     0.430 ms with two blocks per multiprocessor; the ring, 0.307 ms (H100, 2026-11-25,
+//     bench/results/2026-11-25_h100_conv_tc.md). Two blocks per multiprocessor: 128 registers.
 //   - A needs k contiguous: dy itself when it is channels-last with K and K/groups multiples of
 //     8 (a chunk is then wholly inside its group or wholly past it); otherwise a pre-pass copies
 //     dy once into the workspace as [n][position][group][K/groups padded to 32], zeros in the
@@ -49,12 +49,10 @@ namespace pg {
 #endif
 
 inline constexpr int kTcBK = 32;  // reduction steps per stage: two k16 matrix steps
-// Stages in the ring. AMD: 3, as 4 would pass the 64 KiB of LDS a workgroup may have.
-#if defined(__HIPCC__) || defined(__HIP__)
+// Stages in the ring: 48 KiB of shared memory per block at 128 x 128. Four ran slower on the
+// H100 (bf16 2D row 0.340 against 0.307 ms, channels-last 0.259 against 0.230 ms, same call,
+// 2026-11-25), and would pass the 64 KiB of LDS an AMD workgroup may have.
 inline constexpr int kTcStages = 3;
-#else
-inline constexpr int kTcStages = 4;
-#endif
 #if defined(PG_TC_MFMA)
 inline constexpr int kTcWarp = 64, kTcInstN = 16;  // v_mfma_f32_16x16x16: results 16 x 16 per wave
 #else
