@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "kernels/common/numeric.hpp"
+#include "src/harness/conv_auto.hpp"
 #include "src/harness/conv_registry.hpp"
 #include "src/harness/conv_run.hpp"
 #include "src/model/invalid_input.hpp"
@@ -167,6 +168,33 @@ TEST(ConvRun, VariantsOnABackend) {
   EXPECT_EQ(refusal_of([&] { conv_backward_npy(plan, wa, dya, "oracle", "gpu0"); }),
             "--backend gpu0 runs a --variant; the oracle runs on the host");
   EXPECT_EQ(refusal_of([&] { conv_backward_npy(plan, wa, dya, "conv.gather", "tpu"); }), "--backend 'tpu' must be cpu or gpuN");
+}
+
+// `--variant auto` on a GPU tries the variant measured fastest for the problem's class first.
+TEST(ConvRun, AutoTriesTheMeasuredFastestFirst) {
+  ConvProblem p;
+  p.dims = 2;
+  p.n = 2;
+  p.c = 64;
+  p.k = 64;
+  set_window(p, uniform_window({9, 9}, 3, 1, 1));
+  conv_finalize(p);
+  auto first = [](const ConvProblem& q, BackendKind b) {
+    const std::vector<std::string> order = conv_auto_order(q, b);
+    return order.empty() ? std::string("registry order") : order.front();
+  };
+  EXPECT_EQ(first(p, BackendKind::gpu), "conv.gemm");
+  EXPECT_EQ(first(p, BackendKind::cpu), "registry order");
+  ConvProblem half = p;
+  half.dtype = DType::bf16;
+  EXPECT_EQ(first(half, BackendKind::gpu), "conv.gemm.tc");
+  ConvProblem depthwise = half;
+  depthwise.groups = 64;
+  conv_finalize(depthwise);
+  EXPECT_EQ(first(depthwise, BackendKind::gpu), "conv.depthwise");
+  // Every name it tries is registered.
+  for (const ConvProblem& q : {p, half, depthwise})
+    for (const std::string& name : conv_auto_order(q, BackendKind::gpu)) EXPECT_NE(find_conv_variant(name), nullptr) << name;
 }
 
 }  // namespace

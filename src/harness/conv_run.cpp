@@ -2,6 +2,7 @@
 
 #include "kernels/common/numeric.hpp"
 #include "reference/conv_reference.hpp"
+#include "src/harness/conv_auto.hpp"
 #include "src/harness/conv_registry.hpp"
 #include "src/harness/conv_verify.hpp"
 #include "src/model/invalid_input.hpp"
@@ -20,6 +21,8 @@ namespace {
 
 const ConvVariant& choose_conv_variant(const std::string& name, const ConvProblem& p, const Backend& b) {
   if (name == "auto") {
+    for (const std::string& first : conv_auto_order(p, b.kind()))
+      if (const ConvVariant* v = find_conv_variant(first); v && v->supports(p, b.kind()).ok) return *v;
     for (const ConvVariant& v : conv_variants())
       if (v.supports(p, b.kind()).ok) return v;
     throw CannotRun("--variant auto: no registered conv variant supports this problem on " + b.name() + " (" +

@@ -1,0 +1,18 @@
+// What `--variant auto` runs for a conv problem: the variant measured fastest for its class on
+// the backend, else the first registered one that supports the problem.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "src/model/backend.hpp"
+#include "src/model/conv_problem.hpp"
+
+namespace pg {
+
+// The names `auto` tries first, best first. GPU (H100, 2026-11-25, bench/results/2026-11-25_h100_conv_tc.md):
+// small groups (C/groups <= 8, K/groups <= 64) conv.depthwise; f16 and bf16 conv.gemm.tc, then
+// conv.gemm; f32 and f64 conv.gemm. CPU: none (the registry's order: conv.gather).
+std::vector<std::string> conv_auto_order(const ConvProblem& p, BackendKind backend);
+
+}  // namespace pg
