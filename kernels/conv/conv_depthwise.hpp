@@ -9,12 +9,19 @@
 // all its positions, and reads kDepthwiseRun consecutive dy elements per tap. The D and H taps
 // come as arithmetic runs (taps_reaching) with every division by a divisor fixed at launch.
 // Channels-first items are consecutive along W (coalesced along the row), channels-last ones
-// along C (coalesced across channels). Each item writes its own positions once, in a fixed
-// order: deterministic. Half types accumulate in f32 and round once.
+// along C (coalesced across channels). Pure depthwise channels-last problems (C/groups =
+// K/groups = 1) give an item V consecutive channels, moved as one access of up to 16 bytes
+// (the largest V of 8, 4, 2 that divides C and that the buffers' alignment allows): with one
+// channel per item the bf16 channels-last row ran at 0.287 ms, cuDNN's 0.114. Each item writes
+// its own positions once, in a fixed order: deterministic. Half types accumulate in f32 and
+// round once.
 #pragma once
+
+#include <cstdint>
 
 #include "kernels/common/divider.hpp"
 #include "kernels/common/exec.hpp"
+#include "kernels/common/pack.hpp"
 #include "kernels/common/variant_defaults.hpp"
 #include "kernels/conv/conv_gather.hpp"  // ConvGatherDividers
 #include "kernels/conv/conv_geometry.hpp"
@@ -31,11 +38,26 @@ inline int64_t depthwise_w_blocks_per_phase(const ConvProblem& p) {
   const int64_t jn = (p.in[2] + p.stride[2] - 1) / p.stride[2];
   return (jn + kDepthwiseRun - 1) / kDepthwiseRun;
 }
-inline int64_t depthwise_items(const ConvProblem& p) {
-  return p.n * p.c * p.in[0] * p.in[1] * std::min(p.stride[2], p.in[2]) * depthwise_w_blocks_per_phase(p);
+inline int64_t depthwise_items(const ConvProblem& p, int lanes) {
+  return p.n * (p.c / lanes) * p.in[0] * p.in[1] * std::min(p.stride[2], p.in[2]) * depthwise_w_blocks_per_phase(p);
 }
 
-template <class T, class Idx>
+// Channels per item: V > 1 only for pure depthwise channels-last problems, C a multiple of V and
+// dy and dx aligned to V elements.
+template <class T>
+int depthwise_lanes(const ConvProblem& p, const void* dy, const void* dx) {
+  if (p.layout != Layout::channels_last || p.c_per_group() != 1 || p.k_per_group() != 1) return 1;
+  for (int v = static_cast<int>(16 / sizeof(T)); v > 1; v /= 2) {
+    const size_t bytes = v * sizeof(T);
+    if (p.c % v == 0 && reinterpret_cast<uintptr_t>(dy) % bytes == 0 && reinterpret_cast<uintptr_t>(dx) % bytes == 0)
+      return v;
+  }
+  return 1;
+}
+
+// V channels per item (see depthwise_lanes): channel c of the item is the group's only channel,
+// reached from dy channel c with the weights of output channel c.
+template <class T, class Idx, int V>
 struct ConvDepthwiseBody {
   using A = accum_t<T>;
   ConvShape<Idx> g;
@@ -48,7 +70,7 @@ struct ConvDepthwiseBody {
   PG_HD void operator()(Idx i) const {
     Idx rest = i, c = 0;
     if (g.channels_last) {
-      c = by.c.mod(rest);
+      c = by.c.mod(rest) * V;  // by.c divides by C / V
       rest = by.c.div(rest);
     }
     const Idx w_item = by_w_items.mod(rest);
@@ -83,24 +105,39 @@ struct ConvDepthwiseBody {
     }
     const Idx group = by.cg.div(c), c_in_group = c - group * g.cg, k_first = group * g.kg;
     const Idx w_step = g.channels_last ? g.k : 1;  // dy elements from one W position to the next
-    A acc[kDepthwiseRun];
-    for (int r = 0; r < kDepthwiseRun; ++r) acc[r] = 0;
+    A acc[kDepthwiseRun][V];
+#pragma unroll
+    for (int r = 0; r < kDepthwiseRun; ++r)
+#pragma unroll
+      for (int v = 0; v < V; ++v) acc[r][v] = 0;
     for (Idx k = 0; k < g.kg; ++k)
       for (Idx q0 = 0; q0 < run[0].count; ++q0)
         for (Idx q1 = 0; q1 < run[1].count; ++q1) {
           const Idx row = g.y_offset(n, k_first + k, run[0].o0 - q0 * run[0].o_step, run[1].o0 - q1 * run[1].o_step, 0);
           const Idx tap_zy = g.tap_index(run[0].t0 + q0 * run[0].t_step, run[1].t0 + q1 * run[1].t_step, 0);
           for (Idx qw = 0; qw < taps_w; ++qw) {
-            const A wv = static_cast<A>(to_float(w[g.w_offset(k_first + k, c_in_group, tap_zy + t0 + qw * g.t_step[2])]));
+            const Idx tap = tap_zy + t0 + qw * g.t_step[2];
+            A wv[V];
+#pragma unroll
+            for (int v = 0; v < V; ++v) wv[v] = static_cast<A>(to_float(w[g.w_offset(k_first + k + v, c_in_group, tap)]));
             const Idx o = j0 + off0 - qw * g.o_step[2];
 #pragma unroll
             for (int r = 0; r < kDepthwiseRun; ++r)
-              if (o + r >= 0 && o + r < g.out[2]) acc[r] += wv * static_cast<A>(to_float(dy[row + (o + r) * w_step]));
+              if (o + r >= 0 && o + r < g.out[2]) {
+                const Pack<T, V> d = load_pack<V>(dy, row + (o + r) * w_step);
+#pragma unroll
+                for (int v = 0; v < V; ++v) acc[r][v] += wv[v] * static_cast<A>(to_float(d.v[v]));
+              }
           }
         }
 #pragma unroll
     for (int r = 0; r < kDepthwiseRun; ++r)
-      if (j0 + r < jn) dx[g.x_offset(n, c, z, y, i0 + (j0 + r) * s)] = from_accum<T>(acc[r]);
+      if (j0 + r < jn) {
+        Pack<T, V> out;
+#pragma unroll
+        for (int v = 0; v < V; ++v) out.v[v] = from_accum<T>(acc[r][v]);
+        store_pack<V>(dx, g.x_offset(n, c, z, y, i0 + (j0 + r) * s), out);
+      }
   }
 };
 
@@ -125,19 +162,30 @@ struct ConvDepthwise {
   template <class Exec>
   static void launch(const Exec& ex, const ConvProblem& p, const ConvBuffers& b) {
     if (p.x_elems() == 0) return;
-    const int64_t items = depthwise_items(p), blocks = depthwise_w_blocks_per_phase(p);
-    const auto go = [&](auto tag, auto idx) {
+    const int64_t blocks = depthwise_w_blocks_per_phase(p);
+    const auto go = [&]<int V>(auto tag, auto idx) {
       using T = decltype(tag);
       using Idx = decltype(idx);
-      const ConvShape<Idx> shape = make_conv_shape<Idx>(p);
-      ex.template for_each<Idx>(items, ConvDepthwiseBody<T, Idx>{shape, make_gather_dividers(shape),
-                                                                 Divider<Idx>(std::min(p.stride[2], p.in[2]) * blocks),
-                                                                 Divider<Idx>(blocks), static_cast<const T*>(b.dy),
-                                                                 static_cast<const T*>(b.w), static_cast<T*>(b.dx)});
+      ConvShape<Idx> shape = make_conv_shape<Idx>(p);
+      ConvGatherDividers<Idx> by = make_gather_dividers(shape);
+      by.c = Divider<Idx>(p.c / V);
+      ex.template for_each<Idx>(depthwise_items(p, V),
+                                ConvDepthwiseBody<T, Idx, V>{shape, by, Divider<Idx>(std::min(p.stride[2], p.in[2]) * blocks),
+                                                             Divider<Idx>(blocks), static_cast<const T*>(b.dy),
+                                                             static_cast<const T*>(b.w), static_cast<T*>(b.dx)});
     };
-    with_conv_types(p, [&](auto tag, auto idx) {
-      if (items >= (int64_t{1} << 31)) go(tag, int64_t{});
-      else go(tag, idx);
+    with_conv_types(p, [&](auto tag, auto fitting) {
+      using T = decltype(tag);
+      const auto with_idx = [&](auto idx) {
+        switch (depthwise_lanes<T>(p, b.dy, b.dx)) {
+          case 8: if constexpr (sizeof(T) <= 2) go.template operator()<8>(tag, idx); break;
+          case 4: if constexpr (sizeof(T) <= 4) go.template operator()<4>(tag, idx); break;
+          case 2: go.template operator()<2>(tag, idx); break;
+          default: go.template operator()<1>(tag, idx);
+        }
+      };
+      if (depthwise_items(p, 1) >= (int64_t{1} << 31)) with_idx(int64_t{});
+      else with_idx(fitting);
     });
   }
 };
