@@ -136,14 +136,15 @@ struct ConvGemmRows {
   }
 };
 
-// The dx offset of row m of a phase (m < rows_in_phase) at channel c of `group`, and the part
-// that does not depend on c: computed once per row, stepped per channel.
-PG_HD int32_t conv_gemm_row_x_offset(const ConvShape<int32_t>& g, const ConvGemmPhase& ph, int32_t m, int32_t group) {
-  const int32_t n = m / ph.j_plane, rest = m % ph.j_plane;
-  const int32_t j[kAxes] = {rest / (ph.jn[1] * ph.jn[2]), rest / ph.jn[2] % ph.jn[1], rest % ph.jn[2]};
-  int32_t pos[kAxes];
-  for (int ax = 0; ax < kAxes; ++ax) pos[ax] = ph.i0[ax] + j[ax] * g.stride[ax];
-  return g.x_offset(n, group * g.cg, pos[0], pos[1], pos[2]);
+// The next tap of a phase: q[2] fastest, then q[1], then q[0].
+PG_HD void conv_gemm_next_tap(int32_t (&q)[kAxes], const ConvGemmPhase& ph) {
+  if (++q[2] == ph.taps_in[2]) {
+    q[2] = 0;
+    if (++q[1] == ph.taps_in[1]) {
+      q[1] = 0;
+      ++q[0];
+    }
+  }
 }
 
 template <class A, int BM, int BN>
@@ -274,13 +275,7 @@ struct ConvGemmThread {
       return;
     }
     chunk = 0;
-    if (++q[2] == ph.taps_in[2]) {
-      q[2] = 0;
-      if (++q[1] == ph.taps_in[1]) {
-        q[1] = 0;
-        ++q[0];
-      }
-    }
+    conv_gemm_next_tap(q, ph);
     to_tap(ph);
   }
 

@@ -101,6 +101,16 @@ PG_HD void tc_wait() {
 #endif
 }
 
+// The dx offset of row m of a phase (m < rows_in_phase) at the first channel of `group`: once
+// per row in finish(), each channel a step further.
+PG_HD int32_t conv_gemm_row_x_offset(const ConvShape<int32_t>& g, const ConvGemmPhase& ph, int32_t m, int32_t group) {
+  const int32_t n = m / ph.j_plane, rest = m % ph.j_plane;
+  const int32_t j[kAxes] = {rest / (ph.jn[1] * ph.jn[2]), rest / ph.jn[2] % ph.jn[1], rest % ph.jn[2]};
+  int32_t pos[kAxes];
+  for (int ax = 0; ax < kAxes; ++ax) pos[ax] = ph.i0[ax] + j[ax] * g.stride[ax];
+  return g.x_offset(n, group * g.cg, pos[0], pos[1], pos[2]);
+}
+
 template <class T>
 struct ConvGemmTcArgs {
   ConvGemmArgs<T, T> gemm;  // gemm.dy: A's source; gemm.w: the workspace's [group][tap][cg_pad][kg_pad]
@@ -245,13 +255,7 @@ struct ConvGemmTcThread {
       return;
     }
     chunk = 0;
-    if (++q[2] == ph.taps_in[2]) {
-      q[2] = 0;
-      if (++q[1] == ph.taps_in[1]) {
-        q[1] = 0;
-        ++q[0];
-      }
-    }
+    conv_gemm_next_tap(q, ph);
     to_tap(ph);
   }
 
