@@ -402,44 +402,33 @@ struct ConvGemmTcWeightsBody {
 };
 
 // The pre-pass: dy as [n][position][group][kg_pad], zeros past K/groups. An item is 32 k's of
-// P positions, written as whole 32-byte sectors; items run along the positions of one (n, k run),
-// so each read of channels-first dy is coalesced across a warp. P = 2 (channels-first dy, an even
-// number of positions, 4-byte aligned) reads the two positions' elements of a k as one 4-byte
-// access. One k of one position per item, the first version, wrote 2 bytes per sector and took
-// 0.42 ms of the bf16 2D row's 0.68 ms; 16 k's, 0.074 ms; 32, 0.062 ms (H100, 2026-11-25).
+// one position, written as two whole 32-byte sectors; items run along the positions of one
+// (n, k run), so each of the 32 reads of channels-first dy is coalesced across a warp. One k per
+// item, the first version, wrote 2 bytes per sector and took 0.42 ms of the bf16 2D row's
+// 0.68 ms; 16 k's, 0.074 ms; 32, 0.062 ms (H100, 2026-11-25).
 inline constexpr int kTcCopyRun = 32;
 
-template <class T, int P>
+template <class T>
 struct ConvGemmTcDyBody {
   ConvShape<int32_t> g;
   int32_t kg_pad;
-  Divider<int32_t> by_points, by_runs, by_groups;  // points: positions / P; runs: kg_pad / kTcCopyRun
+  Divider<int32_t> by_plane, by_runs, by_groups;  // runs: kg_pad / kTcCopyRun
   const T* dy;
   T* out;
 
   PG_HD void operator()(int32_t i) const {
-    const int32_t point = by_points.mod(i) * P, rest = by_points.div(i);
+    const int32_t point = by_plane.mod(i), rest = by_plane.div(i);
     const int32_t k0 = by_runs.mod(rest) * kTcCopyRun, ng = by_runs.div(rest);
     const int32_t group = by_groups.mod(ng), n = by_groups.div(ng);
     const int32_t plane = g.out_plane();
     const int32_t first = group * g.kg, k_step = g.channels_last ? 1 : plane;  // the group's first channel
     const T* src = dy + (g.channels_last ? (n * plane + point) * g.k + first : (n * g.k + first) * plane + point);
-    Pack<T, 8> v[P][kTcCopyRun / 8];
+    Pack<T, 8> v[kTcCopyRun / 8];
 #pragma unroll
-    for (int e = 0; e < kTcCopyRun; ++e) {
-      Pack<T, P> x;
-      if (k0 + e < g.kg) x = load_pack<P>(src, (k0 + e) * k_step);
-      else
-        for (int q = 0; q < P; ++q) x.v[q] = T{0};
+    for (int e = 0; e < kTcCopyRun; ++e) v[e / 8].v[e % 8] = k0 + e < g.kg ? src[(k0 + e) * k_step] : T{0};
+    T* dst = out + ((n * plane + point) * g.groups + group) * kg_pad + k0;
 #pragma unroll
-      for (int q = 0; q < P; ++q) v[q][e / 8].v[e % 8] = x.v[q];
-    }
-#pragma unroll
-    for (int q = 0; q < P; ++q) {
-      T* dst = out + ((n * plane + point + q) * g.groups + group) * kg_pad + k0;
-#pragma unroll
-      for (int h = 0; h < kTcCopyRun / 8; ++h) store_pack<8>(dst, 8 * h, v[q][h]);
-    }
+    for (int h = 0; h < kTcCopyRun / 8; ++h) store_pack<8>(dst, 8 * h, v[h]);
   }
 };
 
@@ -510,16 +499,10 @@ struct ConvGemmTc {
       args.a.channels_last = true;
       if (!pl.a_direct) {
         T* copy = workspace + pl.gemm.workspace_elems;
-        const auto copy_dy = [&]<int P>() {
-          ex.template for_each<int32_t>(pl.dy_elems / kTcCopyRun / P,
-                                        ConvGemmTcDyBody<T, P>{g, kg_pad, Divider<int32_t>(p.out_plane() / P),
-                                                               Divider<int32_t>(kg_pad / kTcCopyRun), Divider<int32_t>(p.groups),
-                                                               static_cast<const T*>(b.dy), copy});
-        };
-        if (p.layout == Layout::channels_first && p.out_plane() % 2 == 0 && reinterpret_cast<uintptr_t>(b.dy) % 4 == 0)
-          copy_dy.template operator()<2>();
-        else
-          copy_dy.template operator()<1>();
+        ex.template for_each<int32_t>(pl.dy_elems / kTcCopyRun,
+                                      ConvGemmTcDyBody<T>{g, kg_pad, Divider<int32_t>(p.out_plane()),
+                                                          Divider<int32_t>(kg_pad / kTcCopyRun), Divider<int32_t>(p.groups),
+                                                          static_cast<const T*>(b.dy), copy});
         args.gemm.dy = copy;
         args.a.k = g.groups * kg_pad;
         args.a.kg = kg_pad;
