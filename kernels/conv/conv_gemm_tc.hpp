@@ -405,7 +405,8 @@ struct ConvGemmTcWeightsBody {
 // one position, written as two whole 32-byte sectors; items run along the positions of one
 // (n, k run), so each of the 32 reads of channels-first dy is coalesced across a warp. One k per
 // item, the first version, wrote 2 bytes per sector and took 0.42 ms of the bf16 2D row's
-// 0.68 ms; 16 k's, 0.074 ms; 32, 0.062 ms (H100, 2026-11-25).
+// 0.68 ms; 16 k's, 0.074 ms; 32, 0.062 ms (H100, 2026-11-25). Two positions per item, their k's
+// read as 4-byte pairs, made the row slower: 0.324-0.330 ms against 0.291.
 inline constexpr int kTcCopyRun = 32;
 
 template <class T>
