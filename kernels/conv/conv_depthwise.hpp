@@ -12,9 +12,10 @@
 // along C (coalesced across channels). Pure depthwise channels-last problems (C/groups =
 // K/groups = 1) give an item V consecutive channels, moved as one access of up to 16 bytes
 // (the largest V of 8, 4, 2 that divides C and that the buffers' alignment allows): with one
-// channel per item the bf16 channels-last row ran at 0.287 ms, cuDNN's 0.114. Each item writes
-// its own positions once, in a fixed order: deterministic. Half types accumulate in f32 and
-// round once.
+// channel per item the bf16 channels-last row ran at 0.287 ms, with 8 at 0.138 (cuDNN 0.102).
+// Each item writes its own positions once, in a fixed order: deterministic. Half types
+// accumulate in f32 and round once. The fp32 depthwise row: 0.239 ms, conv.gather 0.875, cuDNN
+// 0.483 (H100, 2026-11-25, bench/results/2026-11-25_h100_conv_tc.md).
 #pragma once
 
 #include <cstdint>
