@@ -86,10 +86,18 @@ struct ConvDepthwiseBody {
     }
     const Idx n = rest;
     const Idx i0 = by_blocks.div(w_item), j0 = by_blocks.mod(w_item) * kDepthwiseRun;
-    const Idx s = g.stride[2];
+    const Idx s = g.stride[2], dil = g.dilation[2];
     const Idx jn = by.stride[2].div(g.in[2] - i0 + s - 1);
     if (j0 >= jn) return;  // this phase has fewer positions than the longest one
-    const PhaseTaps<Idx> w_run = phase_taps(g, 2, i0);
+    // The W taps of the phase: t*dilation = i0 + pad (mod stride).
+    const Idx reach = i0 + g.pad[2];
+    Idx t0 = 0;
+    while (t0 < g.t_step[2] && by.stride[2].mod(reach - t0 * dil + s * g.kernel[2] * dil) != 0) ++t0;
+    const bool any = by.gcd[2].mod(reach) == 0 && t0 < g.kernel[2];
+    const Idx taps_w = any ? by.t_step[2].div(g.kernel[2] - 1 - t0) + 1 : 0;
+    const Idx off0 = any ? (reach - t0 * dil >= 0 ? by.stride[2].div(reach - t0 * dil)
+                                                  : -by.stride[2].div(t0 * dil - reach + s - 1))
+                         : 0;
     TapRun<Idx> run[2];
     for (int a = 0; a < 2; ++a) {
       const Idx pos = a == 0 ? z : y;
@@ -108,12 +116,12 @@ struct ConvDepthwiseBody {
         for (Idx q1 = 0; q1 < run[1].count; ++q1) {
           const Idx row = g.y_offset(n, k_first + k, run[0].o0 - q0 * run[0].o_step, run[1].o0 - q1 * run[1].o_step, 0);
           const Idx tap_zy = g.tap_index(run[0].t0 + q0 * run[0].t_step, run[1].t0 + q1 * run[1].t_step, 0);
-          for (Idx qw = 0; qw < w_run.count; ++qw) {
-            const Idx tap = tap_zy + w_run.t0 + qw * g.t_step[2];
+          for (Idx qw = 0; qw < taps_w; ++qw) {
+            const Idx tap = tap_zy + t0 + qw * g.t_step[2];
             A wv[V];
 #pragma unroll
             for (int v = 0; v < V; ++v) wv[v] = static_cast<A>(to_float(w[g.w_offset(k_first + k + v, c_in_group, tap)]));
-            const Idx o = j0 + w_run.off0 - qw * g.o_step[2];
+            const Idx o = j0 + off0 - qw * g.o_step[2];
 #pragma unroll
             for (int r = 0; r < kDepthwiseRun; ++r)
               if (o + r >= 0 && o + r < g.out[2]) {

@@ -87,15 +87,18 @@ PG_HD ConvGemmPhase conv_gemm_phase(const ConvShape<int32_t>& g, const int32_t* 
   for (int ax = kAxes - 1; ax >= 0; --ax) {
     ph.i0[ax] = phase % phases[ax];
     phase /= phases[ax];
-    const int32_t s = g.stride[ax];
+    const int32_t s = g.stride[ax], d = g.dilation[ax];
     ph.jn[ax] = (g.in[ax] - ph.i0[ax] + s - 1) / s;
     ph.j_plane *= ph.jn[ax];
+    // The taps of this phase: t*d = i0 + pad (mod s), see conv_geometry.hpp.
+    const int32_t gd = g.step_gcd[ax], reach = ph.i0[ax] + g.pad[ax];
     ph.t_step[ax] = g.t_step[ax];
     ph.o_step[ax] = g.o_step[ax];
-    const PhaseTaps<int32_t> run = phase_taps(g, ax, ph.i0[ax]);
-    ph.t0[ax] = run.t0;
-    ph.taps_in[ax] = run.count;
-    ph.off0[ax] = run.off0;
+    ph.t0[ax] = 0;
+    while (ph.t0[ax] < ph.t_step[ax] && (reach - ph.t0[ax] * d) % s != 0) ++ph.t0[ax];
+    const bool any = reach % gd == 0 && ph.t0[ax] < g.kernel[ax];
+    ph.taps_in[ax] = any ? (g.kernel[ax] - 1 - ph.t0[ax]) / ph.t_step[ax] + 1 : 0;
+    ph.off0[ax] = any ? (reach - ph.t0[ax] * d) / s : 0;
     taps *= ph.taps_in[ax];
   }
   return ph;

@@ -61,26 +61,6 @@ PG_HD TapRun<Idx> taps_reaching(Idx pos, Idx kernel, Idx dilation, Idx pad, Idx 
   return r;
 }
 
-// Along one axis, the taps of stride phase i0 (the positions i0 + j*stride): t0 + q*t_step for
-// q < count, each reaching dy at j + off0 - q*o_step, whatever j (no bounds applied). The
-// implicit GEMM and conv.depthwise work phase by phase.
-template <class Idx>
-struct PhaseTaps {
-  Idx t0 = 0, count = 0, off0 = 0;
-};
-
-// `a`: the axis of `g` (a ConvShape).
-template <class Shape, class Idx>
-PG_HD PhaseTaps<Idx> phase_taps(const Shape& g, int a, Idx i0) {
-  PhaseTaps<Idx> r;
-  const Idx s = g.stride[a], d = g.dilation[a], reach = i0 + g.pad[a];  // t*d = reach (mod s)
-  while (r.t0 < g.t_step[a] && (reach - r.t0 * d) % s != 0) ++r.t0;
-  if (reach % g.step_gcd[a] != 0 || r.t0 >= g.kernel[a]) return {r.t0, 0, 0};
-  r.count = (g.kernel[a] - 1 - r.t0) / g.t_step[a] + 1;
-  r.off0 = (reach - r.t0 * d) / s;
-  return r;
-}
-
 template <class Idx>
 struct ConvShape {
   Idx n, c, k, groups, cg, kg;
