@@ -515,7 +515,10 @@ struct ConvGemmTc {
     else go(bf16{});
   }
 
-  // Every block's 256 threads in turn on the host, the blocks spread over the host threads.
+#if !PG_GPU_COMPILER
+  // Every block's 256 threads in turn on the host, the blocks spread over the host threads. Only
+  // the CPU backend's unit (g++) has it: in nvcc's, the host block's steps would be host
+  // functions called from the host-and-device schedule.
   static void launch(const CpuExec& ex, const ConvProblem& p, const ConvBuffers& b) {
     with_args(ex, p, b, [&]<class T, int BM, int BN>(const ConvGemmPlan& pl, const ConvGemmTcArgs<T>& args) {
       ex.template for_each<int64_t>(pl.grid[0] * pl.grid[1] * pl.grid[2], [&](int64_t i) {
@@ -524,6 +527,7 @@ struct ConvGemmTc {
       });
     });
   }
+#endif
 
 #if PG_GPU_COMPILER
   static void launch(const GpuExec& ex, const ConvProblem& p, const ConvBuffers& b) {
