@@ -254,13 +254,50 @@ TEST(AvgKernels, SeveralTilesPerPlane) {
       {{200}, 5, 1, 2, false, Divisor::exclude_pad},
   };
   for (const Case& c : cases)
-    for (DType t : {DType::f32, DType::f64}) {
-      Problem p = avg_problem(1, 2, c.in, c.k, c.s, c.pad, c.rule);
-      p.ceil_mode = c.ceil;
-      p.dtype = t;
-      finalize(p);
-      verify_all(p, DataKind::real);
-    }
+    for (DType t : {DType::f32, DType::f64})
+      for (Layout l : {Layout::channels_first, Layout::channels_last}) {
+        // Channels-last with C = 11: two lane tiles on the CPU backend's budget, the last partial.
+        Problem p = avg_problem(1, l == Layout::channels_last ? 11 : 2, c.in, c.k, c.s, c.pad, c.rule);
+        p.ceil_mode = c.ceil;
+        p.dtype = t;
+        p.layout = l;
+        finalize(p);
+        verify_all(p, DataKind::real);
+      }
+}
+
+TEST(AvgKernels, TiledTakesEveryWindowAndLayout) {
+  // avg.gather.tiled: several planes per tile (small planes), long 1D rows cut along W, copy axes
+  // (kernel 1 along D or H), dilation with padding, anisotropic windows, both layouts, half types.
+  const Variant* tiled = find_variant("avg.gather.tiled");
+  ASSERT_NE(tiled, nullptr);
+  auto anisotropic = [](Problem p, int axis, int64_t k, int64_t s, int64_t pad, int64_t d) {
+    p.kernel[axis] = k;
+    p.stride[axis] = s;
+    p.pad_begin[axis] = p.pad_end[axis] = pad;
+    p.dilation[axis] = d;
+    finalize(p);
+    return p;
+  };
+  const Problem base3 = avg_problem(2, 5, {6, 9, 13}, 3, 1, 1);
+  const std::vector<Problem> cases = {
+      avg_problem(3, 7, {5, 5}, 3, 1, 1),                      // planes smaller than a tile
+      avg_problem(2, 3, {301}, 5, 1, 2),                       // a long row: several W tiles
+      anisotropic(base3, 0, 1, 1, 0, 1),                       // a copy axis along D: 1x3x3
+      anisotropic(base3, 1, 1, 1, 0, 1),                       // a copy axis along H
+      anisotropic(anisotropic(base3, 1, 2, 1, 1, 3), 2, 3, 2, 1, 2),  // dilation with padding, anisotropic
+      avg_problem(1, 2, {40, 40}, 10, 10, 0),                  // large disjoint windows
+  };
+  for (Problem p : cases)
+    for (Layout l : {Layout::channels_first, Layout::channels_last})
+      for (DType t : {DType::f32, DType::bf16}) {
+        p.layout = l;
+        p.dtype = t;
+        if (l == Layout::channels_last) p.c = 13;
+        finalize(p);
+        ASSERT_TRUE(runs(*tiled, p)) << to_string(p) << ": " << why(*tiled, p);
+        verify_all(p, DataKind::real);
+      }
 }
 
 TEST(AvgKernels, Box3Path) {
@@ -450,7 +487,6 @@ TEST(AvgKernels, DomainEdges) {
       {"avg.direct", tiles, with(tiles, [](Problem& p) { p.stride[1] = 1; }), "overlap"},
       {"avg.gather.stream", box, with(box, [](Problem& p) { p.stride[2] = 2; }), "window"},
       {"avg.gather.stream", box, with(box, [](Problem& p) { p.layout = Layout::channels_last; }), "layout"},
-      {"avg.gather.tiled", box, with(box, [](Problem& p) { p.layout = Layout::channels_last; }), "layout"},
   };
   for (const Edge& e : edges) {
     const Variant* v = find_variant(e.variant);
@@ -650,8 +686,9 @@ TEST(AvgKernels, UnsupportedSaysWhy) {
   EXPECT_NE(s.why.find("overlap"), std::string::npos) << s.why;
   const Variant* tiled = find_variant("avg.gather.tiled");
   ASSERT_NE(tiled, nullptr);
-  Problem huge_reach = avg_problem(1, 1, {400, 400}, 3, 1, 1);
-  huge_reach.dilation[1] = huge_reach.dilation[2] = 150;
+  // A one-position tile lays out every window its span reaches: 402 x 402 here, past 48 KiB.
+  Problem huge_reach = avg_problem(1, 1, {1000, 1000}, 3, 1, 1);
+  huge_reach.dilation[1] = huge_reach.dilation[2] = 300;
   finalize(huge_reach);
   const Support t = tiled->supports(huge_reach, test::backend().kind());
   EXPECT_FALSE(t.ok);

@@ -1,19 +1,35 @@
-// avg.gather.tiled: for overlapping windows, where a per-element gather re-reads and re-divides
-// every dy value once per covered tap (27 times for k3 s1 in 3D).
+// avg.gather.tiled: the average pool backward for every window (any kernel, stride, dilation,
+// padding, divisor rule), both layouts, as separable sums over shared-memory tiles.
 //
 // The backward pass is separable: with s = dy / divisor (the divisor is per window), and A_a
 // the 0/1 matrix "input i is a tap of window o along axis a",
 //   dx = (A_0 (x) A_1 (x) A_2) s,
 // because a position is a tap of a window iff it is one along every axis. A block owns a tile
-// of dx (tile[0] x tile[1] x 32 positions of one (n, c) plane), loads the dy windows that cover
-// it once into shared memory, divides each once, and applies the three per-axis sums there:
-// W, then H, then D, writing dx once. The summation order differs from the oracle's, with
-// fewer roundings per element (depth kz+ky+kx instead of kz*ky*kx), inside its bound.
-// Deterministic: fixed order, no atomics; every dx element written once, no zeroing pass.
+// of dx, loads the dy windows that cover it once into shared memory, divides each once, and
+// applies the per-axis sums there, W, then H, then D, writing dx once. A dx element costs
+// kx + ky + kz additions instead of the kx * ky * kz taps a per-element gather reads and
+// divides, and DRAM sees each dy value once plus the halo of the tile's edges.
 //
-// The CPU backend runs the same phases with emulated threads (AvgTiledOnCpu).
+// The tile is a box [planes][D][H][W][lanes] of the tensor seen as [outer][D][H][W][lanes]:
+// outer = N * C and one lane in channels-first, outer = N and lanes = channels in channels-last.
+// A thread owns columns (plane, W position, lane), contiguous in memory across threads, and walks
+// the rows (D, H) of each phase with no index division: per-column constants (its W taps, its
+// divisor count along W, its addresses) are computed once per tile. Small planes stack several to
+// a tile so that about kTiledThreads columns keep every thread busy; long rows are cut along W.
+// An axis whose window is a copy (kernel 1, stride 1, no padding) needs no pass, so a 1D
+// problem is one pass and a 2D one two.
+//
+// Sums run W, then H, then D, each in a fixed order: deterministic, no atomics, each dx element
+// written once, no zeroing pass. Depth kz + ky + kx per element with one rounding per addition
+// is inside the oracle's (terms) u bound. Running (sliding) sums would make the cost
+// independent of the window, but their rounding error grows with the whole row's magnitude,
+// not the window's terms, and would break that bound on rows with large values elsewhere.
+//
+// The CPU backend runs the same phases with emulated threads and a small budget
+// (kTiledCpuBudget), so fuzz-sized problems span several tiles, planes, lanes and partial edges.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <numeric>
 
@@ -25,120 +41,225 @@
 
 namespace pg {
 
-inline constexpr int kAvgTileX = 32;         // dx columns per tile: one coalesced 32-lane row
-inline constexpr int kAvgBlockRows = 8;      // thread rows: 32 x 8 = 256 threads per block
-inline constexpr size_t kAvgTileBytes = 48 * 1024;  // shared memory a block may use without opt-in
+inline constexpr int kTiledThreads = 256;             // threads per block on a GPU
+inline constexpr size_t kTiledSmemBytes = 48 * 1024;  // shared memory a block may use without opt-in
+
+// How a tile is sized: dx elements it grows to, columns that keep the block's threads busy,
+// channels per channels-last tile, and the threads that walk it.
+struct TileBudget {
+  int64_t elements, columns, lanes;
+  int threads;
+};
+// On a GPU: 16 elements per thread, enough to pay for a tile's setup and barriers while its two
+// buffers stay within 48 KiB in f32; 32 lanes, a 128-byte row of f32 channels per position.
+inline constexpr TileBudget kTiledGpuBudget{4096, kTiledThreads, 32, kTiledThreads};
+// On the CPU backend, small: fuzz-sized problems span several tiles along every axis and C.
+inline constexpr TileBudget kTiledCpuBudget{96, 12, 8, 7};
 
 // Tile shape and shared-memory layout, the same on the host and in the kernel.
 struct AvgTilePlan {
-  int tile[kAxes];      // dx positions per tile along each axis
-  int windows[kAxes];   // bound on the windows covering one tile, per axis
+  int planes, lanes;    // outer planes and lanes per tile
+  // Planes side by side as columns (col_planes), and those walked as rows: plane p of the tile
+  // is row plane p / col_planes, column plane p % col_planes.
+  int col_planes, row_planes;
+  int tile[kAxes];      // dx positions per tile along D, H, W
+  int lay[kAxes];       // windows laid out per tile (a bound on those covering it); tile[a] on a copy axis
   int tap_step[kAxes];  // window-index gap between consecutive windows sharing a tap
-  int region1;          // accumulator elements: the divided windows, later the D-pass input
-  int region2;          // accumulator elements: the W-pass output
+  bool sums[kAxes];     // the axis needs a pass (W always has one: it moves the loaded windows)
+  int region[2];        // accumulator elements of the two buffers the passes alternate between
+  int max_taps;         // the most windows any tile position is a tap of, along one summing axis
+  int threads;          // threads per block
+  Divider<int32_t> by_lanes, by_lay_w, by_tile_w;  // split a column index into (column plane, W, lane)
   size_t bytes;
 };
 
-// The largest tile whose shared memory fits, or false.
-inline bool plan_avg_tiles(const Problem& p, size_t accum_size, AvgTilePlan* plan) {
-  // (tile D, tile H) candidates, largest first; the W extent is always kAvgTileX.
-  static constexpr int k3d[][2] = {{8, 8}, {4, 8}, {4, 4}, {2, 4}, {1, 4}, {1, 2}, {1, 1}};
-  static constexpr int k2d[][2] = {{1, 32}, {1, 16}, {1, 8}, {1, 4}, {1, 2}, {1, 1}};
-  static constexpr int k1d[][2] = {{1, 1}};
-  const int(*candidates)[2] = p.in[0] > 1 ? k3d : p.in[1] > 1 ? k2d : k1d;
-  const int n = p.in[0] > 1 ? 7 : p.in[1] > 1 ? 6 : 1;
-  for (int c = 0; c < n; ++c) {
-    AvgTilePlan q;
-    const int64_t want[kAxes] = {candidates[c][0], candidates[c][1], kAvgTileX};
-    int64_t ints = 0;
-    for (int a = 0; a < kAxes; ++a) {
-      // Even tiles: H = 56 in tiles of 32 becomes two tiles of 28, not 32 + 24.
-      const int64_t t = want[a] >= p.in[a] ? p.in[a] : want[a];
-      const int64_t count = (p.in[a] + t - 1) / t;
-      q.tile[a] = static_cast<int>(a == 2 ? t : (p.in[a] + count - 1) / count);
-      const int64_t reach = p.dilation[a] * (p.kernel[a] - 1);
-      const int64_t w = (q.tile[a] - 1 + reach) / p.stride[a] + 1;
-      if (w > (int64_t{1} << 20)) return false;
-      q.windows[a] = static_cast<int>(w < p.out[a] ? w : p.out[a]);
-      const int64_t tap_step = p.dilation[a] / std::gcd(p.stride[a], p.dilation[a]);
-      if (tap_step > INT32_MAX) return false;  // the tile's int arithmetic would truncate it
-      q.tap_step[a] = static_cast<int>(tap_step);
-      ints += 2 * q.tile[a] + q.windows[a];
-    }
-    const int64_t slab = int64_t{q.windows[0]} * q.windows[1] * q.windows[2];
-    const int64_t yz = int64_t{q.windows[0]} * q.tile[1] * q.tile[2];
-    const int64_t rows = int64_t{q.windows[0]} * q.windows[1] * q.tile[2];
-    const int64_t bytes = (std::max(slab, yz) + rows) * static_cast<int64_t>(accum_size) + ints * 4;
-    if (bytes > static_cast<int64_t>(kAvgTileBytes)) continue;
-    q.region1 = static_cast<int>(std::max(slab, yz));
-    q.region2 = static_cast<int>(rows);
-    q.bytes = static_cast<size_t>(bytes);
-    *plan = q;
-    return true;
-  }
-  return false;
+inline bool avg_copy_axis(const Problem& p, int a) {
+  return p.kernel[a] == 1 && p.stride[a] == 1 && p.pad_begin[a] == 0 && p.pad_end[a] == 0;
 }
 
-// The work of one block on one tile, as five phases for bx * by cooperating threads; every
-// thread finishes a phase before any starts the next (a barrier on the GPU, phase-major order
-// on the CPU).
+// n cut into even pieces of at most `want` (56 in pieces of 32 is two of 28, not 32 + 24).
+inline int64_t even_piece(int64_t n, int64_t want) {
+  want = std::max<int64_t>(1, std::min(want, n));
+  const int64_t pieces = (n + want - 1) / want;
+  return (n + pieces - 1) / pieces;
+}
+
+// Fills the layout of a plan whose tile, planes and lanes are chosen; false when a window span
+// is beyond int arithmetic.
+inline bool lay_out_avg_tile(const Problem& p, size_t accum_size, AvgTilePlan* q) {
+  q->max_taps = 1;
+  for (int a = 0; a < kAxes; ++a) {
+    q->sums[a] = a == 2 || !avg_copy_axis(p, a);
+    const int64_t reach = p.dilation[a] * (p.kernel[a] - 1);
+    const int64_t w = q->sums[a] ? (q->tile[a] - 1 + reach) / p.stride[a] + 1 : q->tile[a];
+    if (w > (int64_t{1} << 20)) return false;
+    q->lay[a] = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(w, p.out[a])));
+    const int64_t tap_step = p.dilation[a] / std::gcd(p.stride[a], p.dilation[a]);
+    if (tap_step > INT32_MAX) return false;  // the tile's int arithmetic would truncate it
+    q->tap_step[a] = static_cast<int>(tap_step);
+    // Windows sharing a tap start s * tap_step apart, inside one window's reach.
+    if (q->sums[a]) q->max_taps = static_cast<int>(std::max<int64_t>(q->max_taps, std::min(p.kernel[a], reach / (p.stride[a] * tap_step) + 1)));
+  }
+  q->row_planes = (q->planes + q->col_planes - 1) / q->col_planes;
+  q->planes = q->row_planes * q->col_planes;
+  const int64_t plane_lanes = int64_t{q->planes} * q->lanes;
+  const int64_t loaded = plane_lanes * q->lay[0] * q->lay[1] * q->lay[2];
+  if (loaded > (int64_t{1} << 24)) return false;
+  // Pass k (in the order W, H, D of the summing axes) reads region k % 2 and writes region
+  // (k + 1) % 2, or dx when it is the last; after the pass of axis a its extent is the tile's.
+  int64_t region[2] = {loaded, 0};
+  int64_t extent[kAxes] = {q->lay[0], q->lay[1], q->lay[2]};
+  int passes = 0, k = 0;
+  for (int a = 0; a < kAxes; ++a) passes += q->sums[a];
+  for (int a = kAxes - 1; a >= 0; --a) {
+    if (!q->sums[a]) continue;
+    extent[a] = q->tile[a];
+    if (++k < passes) region[k % 2] = std::max(region[k % 2], plane_lanes * extent[0] * extent[1] * extent[2]);
+  }
+  int64_t tables = 0;
+  for (int a = 0; a < kAxes; ++a)
+    if (q->sums[a]) tables += 2 * q->tile[a];
+  q->region[0] = static_cast<int>(region[0]);
+  q->region[1] = static_cast<int>(region[1]);
+  q->bytes = static_cast<size_t>((region[0] + region[1]) * static_cast<int64_t>(accum_size) + tables * 4);
+  q->by_lanes = Divider<int32_t>(q->lanes);
+  q->by_lay_w = Divider<int32_t>(q->lay[2]);
+  q->by_tile_w = Divider<int32_t>(q->tile[2]);
+  return true;
+}
+
+// The plan for tiles within `budget`, shrunk until its shared memory fits; false when not even
+// a one-position tile of one lane fits (a window reach too long).
+inline bool plan_avg_tiles(const Problem& p, size_t accum_size, const TileBudget& budget, AvgTilePlan* plan) {
+  const bool cl = p.layout == Layout::channels_last;
+  const int64_t outer = cl ? p.n : p.n * p.c;
+  AvgTilePlan q{};
+  q.threads = budget.threads;
+  q.lanes = static_cast<int>(cl ? even_piece(p.c, budget.lanes) : 1);
+  // Columns first: rows (D, H) multiply a tile's halo, so a tile with rows to walk is about
+  // `columns` wide, and a 1D tile as long as the budget.
+  const bool rows = !avg_copy_axis(p, 0) || !avg_copy_axis(p, 1);
+  const int64_t width = rows ? budget.columns : budget.elements;
+  q.tile[2] = static_cast<int>(even_piece(p.in[2], std::max<int64_t>(1, width / q.lanes)));
+  const int64_t cols = int64_t{q.tile[2]} * q.lanes;
+  q.planes = static_cast<int>(std::clamp<int64_t>(budget.columns / cols, 1, std::max<int64_t>(outer, 1)));
+  const int64_t room = std::max<int64_t>(1, budget.elements / (cols * q.planes));
+  q.tile[1] = static_cast<int>(even_piece(p.in[1], room));
+  q.tile[0] = static_cast<int>(even_piece(p.in[0], std::max<int64_t>(1, room / q.tile[1])));
+  if (q.tile[0] == p.in[0] && q.tile[1] == p.in[1] && q.tile[2] == p.in[2]) {
+    const int64_t plane = p.in[0] * p.in[1] * p.in[2] * q.lanes;
+    q.planes = static_cast<int>(std::clamp<int64_t>(budget.elements / plane, q.planes, std::max<int64_t>(outer, 1)));
+  }
+  // As many planes side by side as it takes to give the block `columns` columns; the others
+  // are walked as rows.
+  q.col_planes = static_cast<int>(std::clamp<int64_t>(budget.columns / cols, 1, q.planes));
+  for (;;) {
+    if (lay_out_avg_tile(p, accum_size, &q) && q.bytes <= kTiledSmemBytes) {
+      *plan = q;
+      return true;
+    }
+    // Shrink what costs the least: planes, then rows (D, then H), then W, then lanes.
+    if (q.planes > 1) {
+      q.planes = (q.planes + 1) / 2;
+      q.col_planes = std::min(q.col_planes, q.planes);
+      continue;
+    }
+    int a = 0;
+    while (a < kAxes && q.tile[a] == 1) ++a;
+    if (a < kAxes) {
+      q.tile[a] = static_cast<int>(even_piece(p.in[a], q.tile[a] / 2));
+      continue;
+    }
+    if (q.lanes > 1) {
+      q.lanes = static_cast<int>(even_piece(p.c, q.lanes / 2));
+      continue;
+    }
+    return false;
+  }
+}
+
+// The sum of n values `step` apart. kTaps > 0: n is at most kTaps and the loop is unrolled and
+// predicated (the per-tap cost of a loop with a trip count read from a table is several times
+// its one load and one add); 0: any n.
+template <int kTaps, class A>
+PG_HD A sum_taps(const A* s, int n, int step) {
+  A acc = A(0);
+  if constexpr (kTaps > 0) {
+#pragma unroll
+    for (int j = 0; j < kTaps; ++j)
+      if (j < n) acc += s[j * step];
+  } else {
+    for (int j = 0; j < n; ++j) acc += s[j * step];
+  }
+  return acc;
+}
+
+// The work of one block on one tile, as phases for plan.threads cooperating threads; every
+// thread finishes a phase before any starts the next (a barrier on the GPU, phase-major order on
+// the CPU).
 template <class T, class Idx>
 struct AvgTiledBlock {
   using A = accum_t<T>;
   AvgShape<Idx> g;
   AvgTilePlan plan;
-  Divider<Idx> tiles_along[kAxes];
+  Idx outer, lanes_total;  // N * C and 1 (channels-first), or N and C (channels-last)
+  Divider<Idx> tiles_along[kAxes], lane_tiles;
   const T* dy;
   T* dx;
 
   // Where a tile lies and how shared memory is carved; each thread computes its own copy.
   struct Frame {
-    Idx outer;          // n * C + c
-    Idx i0[kAxes];      // first dx position of the tile
-    Idx o0[kAxes];      // first window covering the tile
-    int nw[kAxes];      // windows covering the tile
-    A* slab;            // divided windows [z][y][x], later the H-pass output [z][tile y][tile x]
-    A* rows;            // W-pass output [z][y][tile x]
-    int* first[kAxes];  // per tile position: its first covering window, tile-local
-    int* taps[kAxes];   // per tile position: how many windows have it as a tap
-    int* wcount[kAxes]; // per tile window: the divisor's count along the axis
+    Idx outer0, c0;      // first plane and lane of the tile
+    Idx i0[kAxes];       // first dx position
+    Idx o0[kAxes];       // first window laid out (the first covering the tile; i0 on a copy axis)
+    A* region0;
+    A* region1;
+    int* first[kAxes];   // per tile position: its first covering window, tile-local
+    int* taps[kAxes];    // per tile position: how many windows have it as a tap
   };
 
   PG_HD Frame frame(Idx tile_id, unsigned char* smem) const {
     Frame f;
-    f.slab = reinterpret_cast<A*>(smem);
-    f.rows = f.slab + plan.region1;
-    int* ints = reinterpret_cast<int*>(f.rows + plan.region2);
+    f.region0 = reinterpret_cast<A*>(smem);
+    f.region1 = f.region0 + plan.region[0];
+    int* ints = reinterpret_cast<int*>(f.region1 + plan.region[1]);
     for (int a = 0; a < kAxes; ++a) {
       f.first[a] = ints;
       f.taps[a] = ints + plan.tile[a];
-      f.wcount[a] = ints + 2 * plan.tile[a];
-      ints += 2 * plan.tile[a] + plan.windows[a];
+      if (plan.sums[a]) ints += 2 * plan.tile[a];
     }
-    f.outer = tile_id;
+    Idx rest = tile_id;
+    f.c0 = lane_tiles.mod(rest) * plan.lanes;
+    rest = lane_tiles.div(rest);
     for (int a = kAxes - 1; a >= 0; --a) {
-      f.i0[a] = tiles_along[a].mod(f.outer) * plan.tile[a];
-      f.outer = tiles_along[a].div(f.outer);
+      f.i0[a] = tiles_along[a].mod(rest) * plan.tile[a];
+      rest = tiles_along[a].div(rest);
     }
+    f.outer0 = rest * plan.planes;
     for (int a = 0; a < kAxes; ++a) {
-      const AvgAxis<Idx>& ax = g.axis[a];
-      const Idx last = (f.i0[a] + plan.tile[a] < ax.in ? f.i0[a] + plan.tile[a] : ax.in) - 1;
-      Idx lo, hi, unused;
-      ax.covering(f.i0[a], &lo, &unused);
-      ax.covering(last, &unused, &hi);
-      f.o0[a] = lo;
-      f.nw[a] = hi >= lo ? static_cast<int>(hi - lo + 1) : 0;
+      Idx lo, unused;
+      g.axis[a].covering(f.i0[a], &lo, &unused);
+      f.o0[a] = plan.sums[a] ? lo : f.i0[a];
     }
     return f;
   }
 
-  // Phase 1: the per-axis tables.
-  PG_HD void tables(const Frame& f, int tx, int ty, int bx, int by) const {
-    const int tid = ty * bx + tx;
-    const int threads = bx * by;
+  // Taps of window o along axis a that the divisor counts. Interior windows, the common case,
+  // count the whole kernel under every rule and skip AvgAxis::count's divisions.
+  PG_HD Idx count(int a, Idx o) const {
+    const AvgAxis<Idx>& ax = g.axis[a];
+    const Idx start = o * ax.stride - ax.pad_begin;
+    if (start >= 0 && start + ax.reach < ax.in) return ax.kernel;
+    return ax.count(g.rule, o);
+  }
+
+  // Phase 1, part 1: per summing axis and tile position, its first covering window (tile-local)
+  // and how many windows have it as a tap.
+  PG_HD void tables(const Frame& f, int tid) const {
     for (int a = 0; a < kAxes; ++a) {
+      if (!plan.sums[a]) continue;
       const AvgAxis<Idx>& ax = g.axis[a];
-      for (int j = tid; j < plan.tile[a]; j += threads) {
+      for (int j = tid; j < plan.tile[a]; j += plan.threads) {
         const Idx i = f.i0[a] + j;
         int first = 0, n = 0;
         if (i < ax.in) {
@@ -153,72 +274,129 @@ struct AvgTiledBlock {
         f.first[a][j] = first;
         f.taps[a][j] = n;
       }
-      for (int w = tid; w < f.nw[a]; w += threads) f.wcount[a][w] = static_cast<int>(ax.count(g.rule, f.o0[a] + w));
     }
   }
 
-  // Phase 2: dy / divisor for every window covering the tile. Table reads are hoisted by
-  // hand: the compiler cannot tell that the stores to the slab leave them alone.
-  PG_HD void load(const Frame& f, int tx, int ty, int bx, int by) const {
-    const int* wmax = plan.windows;
-    for (int z = 0; z < f.nw[0]; ++z)
-      for (int y = ty; y < f.nw[1]; y += by) {
-        const Idx cz = f.wcount[0][z], cy = f.wcount[1][y];
-        const Idx row = g.out_point(f.outer, f.o0[0] + z, f.o0[1] + y, f.o0[2]);
-        A* dst = f.slab + (z * wmax[1] + y) * wmax[2];
-        for (int x = tx; x < f.nw[2]; x += bx)
-          dst[x] = static_cast<A>(to_float(dy[row + x])) / g.template divisor<A>(cz, cy, f.wcount[2][x]);
+  // Phase 1, part 2: dy / divisor for every window laid out, zero where the window, plane or
+  // lane is outside the tensor. Shared memory holds a box as [rows][columns]: rows are (row
+  // plane, D, H), columns (column plane, W, lane), so a thread's column is one address apart
+  // from its neighbours' and its rows one row apart. kRows: 0 no row axis sums (1D), 1 H sums
+  // and D does not, 2 D sums.
+  template <int kRows>
+  PG_HD void load(const Frame& f, int tid) const {
+    tables(f, tid);
+    const int L = plan.lanes, Pc = plan.col_planes, E0 = plan.lay[0], E1 = plan.lay[1];
+    const int cols = Pc * plan.lay[2] * L, rows = plan.row_planes * E0 * E1;
+    const Idx OD = g.axis[0].out, OH = g.axis[1].out, OW = g.axis[2].out;
+    const bool plain = g.small_windows && !g.has_override;
+    const Idx row_step = OW * lanes_total;
+    for (int col = tid; col < cols; col += plan.threads) {
+      const int rest = plan.by_lanes.div(col);
+      const int l = col - rest * L;
+      const int pc = plan.by_lay_w.div(rest);
+      const Idx lane = f.c0 + l, ox = f.o0[2] + (rest - pc * plan.lay[2]);
+      const bool col_in = lane < lanes_total && ox < OW;
+      const Idx cx = col_in ? count(2, ox) : Idx{1};
+      const Idx col_at = ox * lanes_total + lane;
+      A* s = f.region0 + col;
+      // Row (pr, z, y) and its dy offset, stepped along H and recomputed when D or the plane
+      // moves on; `in` says whether the row is in the tensor.
+      int pr = 0, z = 0, y = 0;
+      Idx q = f.outer0 + pc, oz = f.o0[0], oy = f.o0[1];
+      bool in = q < outer && oz < OD;
+      Idx at = in ? ((q * OD + oz) * OH + oy) * row_step + col_at : Idx{0};
+      for (int r = 0; r < rows; ++r, s += cols) {
+        A v = A(0);
+        if (col_in && in && oy < OH) {
+          const Idx cz = kRows == 2 ? count(0, oz) : Idx{1}, cy = kRows >= 1 ? count(1, oy) : Idx{1};
+          // Small windows multiply their counts exactly in A, as AvgShape::divisor does.
+          const A divisor = plain ? static_cast<A>(cz) * static_cast<A>(cy) * static_cast<A>(cx)
+                                  : g.template divisor<A>(cz, cy, cx);
+          v = static_cast<A>(to_float(dy[at])) / divisor;
+        }
+        *s = v;
+        if (++y < E1) {
+          ++oy;
+          at += row_step;
+          continue;
+        }
+        y = 0;
+        if (++z == E0) {
+          z = 0;
+          ++pr;
+        }
+        q = f.outer0 + pr * Pc + pc;
+        oz = f.o0[0] + z;
+        oy = f.o0[1];
+        in = q < outer && oz < OD;
+        at = in ? ((q * OD + oz) * OH + oy) * row_step + col_at : Idx{0};
       }
-  }
-
-  // Phase 3, W: rows[z][y][x] = sum over the windows along W that have x as a tap.
-  PG_HD void sum_w(const Frame& f, int tx, int ty, int bx, int by) const {
-    const int* tile = plan.tile;
-    const int* wmax = plan.windows;
-    const int step = plan.tap_step[2];
-    for (int x = tx; x < tile[2]; x += bx) {
-      const int first = f.first[2][x], n = f.taps[2][x];
-      for (int z = 0; z < f.nw[0]; ++z)
-        for (int y = ty; y < f.nw[1]; y += by) {
-          const A* src = f.slab + (z * wmax[1] + y) * wmax[2] + first;
-          A s = A(0);
-          for (int t = 0; t < n; ++t) s += src[t * step];
-          f.rows[(z * wmax[1] + y) * tile[2] + x] = s;
-        }
     }
   }
 
-  // Phase 4, H: the slab becomes [window z][tile y][tile x].
-  PG_HD void sum_h(const Frame& f, int tx, int ty, int bx, int by) const {
-    const int* tile = plan.tile;
-    const int* wmax = plan.windows;
-    const int step = plan.tap_step[1] * tile[2];
-    for (int y = ty; y < tile[1]; y += by) {
-      const int first = f.first[1][y], n = f.taps[1][y];
-      for (int z = 0; z < f.nw[0]; ++z)
-        for (int x = tx; x < tile[2]; x += bx) {
-          const A* src = f.rows + (z * wmax[1] + first) * tile[2] + x;
-          A s = A(0);
-          for (int t = 0; t < n; ++t) s += src[t * step];
-          f.slab[(z * tile[1] + y) * tile[2] + x] = s;
+  // The pass of axis a: per tile position along a, the sum of the windows that have it as a tap,
+  // from the box before the pass to the box after it, or into dx when it is the last pass.
+  // Columns are (column plane, dx position along W, lane); rows are (row plane, D, H) of the box
+  // after the pass.
+  template <int a, int kTaps>
+  PG_HD void sum(const Frame& f, int tid) const {
+    const int pass = a == 2 ? 0 : a == 1 ? 1 : (plan.sums[1] ? 2 : 1);
+    const bool last = a == 0 || (a == 1 && !plan.sums[0]) || (a == 2 && !plan.sums[1] && !plan.sums[0]);
+    const A* src = pass % 2 ? f.region1 : f.region0;
+    A* dst = pass % 2 ? f.region0 : f.region1;
+    const int L = plan.lanes, Pc = plan.col_planes, T2 = plan.tile[2];
+    // Extents along D, H, W before (in) and after (out) the pass.
+    const int in0 = plan.lay[0], in1 = a == 0 ? plan.tile[1] : plan.lay[1], in2 = a == 2 ? plan.lay[2] : T2;
+    const int out0 = a == 0 ? plan.tile[0] : plan.lay[0], out1 = a == 2 ? plan.lay[1] : plan.tile[1];
+    const int src_cols = Pc * in2 * L, cols = Pc * T2 * L, rows = plan.row_planes * out0 * out1;
+    // Between consecutive taps: columns (W), rows (H) or planes of rows (D) of the source.
+    const int step = plan.tap_step[a] * (a == 2 ? L : a == 1 ? src_cols : in1 * src_cols);
+    const Idx D = g.axis[0].in, H = g.axis[1].in, W = g.axis[2].in;
+    for (int col = tid; col < cols; col += plan.threads) {
+      const int rest = plan.by_lanes.div(col);
+      const int l = col - rest * L;
+      const int pc = plan.by_tile_w.div(rest);
+      const int x = rest - pc * T2;
+      const Idx lane = f.c0 + l, ix = f.i0[2] + x;
+      const bool col_in = lane < lanes_total && ix < W;
+      const Idx col_at = ix * lanes_total + lane;
+      // The column's own taps along W (the W pass), else its place in the source's columns.
+      const int col_taps = a == 2 ? f.taps[2][x] : 1;
+      const A* s_col = src + (pc * in2 + (a == 2 ? f.first[2][x] : x)) * L + l;
+      A* d = dst + col;
+      // Row (pr, z, y) as in load(); when this pass is the last, `at` is its dx offset.
+      const Idx row_step = W * lanes_total;
+      int pr = 0, z = 0, y = 0;
+      Idx q = f.outer0 + pc, iz = f.i0[0], iy = f.i0[1];
+      bool in = last && col_in && q < outer && iz < D;
+      Idx at = in ? ((q * D + iz) * H + iy) * row_step + col_at : Idx{0};
+      for (int r = 0; r < rows; ++r, d += cols) {
+        int n = col_taps, src_row = (pr * in0 + z) * in1 + y;
+        if (a == 1) {
+          n = f.taps[1][y];
+          src_row += f.first[1][y] - y;
+        } else if (a == 0) {
+          n = f.taps[0][z];
+          src_row += (f.first[0][z] - z) * in1;
         }
-    }
-  }
-
-  // Phase 5, D, and the one write of each dx element.
-  PG_HD void sum_d_and_store(const Frame& f, int tx, int ty, int bx, int by) const {
-    const int* tile = plan.tile;
-    const int step = plan.tap_step[0] * tile[1] * tile[2];
-    for (int z = 0; z < tile[0] && f.i0[0] + z < g.axis[0].in; ++z) {
-      const int first = f.first[0][z], n = f.taps[0][z];
-      for (int y = ty; y < tile[1] && f.i0[1] + y < g.axis[1].in; y += by) {
-        T* dst = dx + g.in_point(f.outer, f.i0[0] + z, f.i0[1] + y, f.i0[2]);
-        for (int x = tx; x < tile[2] && f.i0[2] + x < g.axis[2].in; x += bx) {
-          const A* src = f.slab + (first * tile[1] + y) * tile[2] + x;
-          A s = A(0);
-          for (int t = 0; t < n; ++t) s += src[t * step];
-          dst[x] = from_accum<T>(s);
+        const A acc = sum_taps<kTaps>(s_col + src_row * src_cols, n, step);
+        if (!last) *d = acc;
+        else if (in && iy < H) dx[at] = from_accum<T>(acc);
+        if (++y < out1) {
+          ++iy;
+          at += row_step;
+          continue;
         }
+        y = 0;
+        if (++z == out0) {
+          z = 0;
+          ++pr;
+        }
+        q = f.outer0 + pr * Pc + pc;
+        iz = f.i0[0] + z;
+        iy = f.i0[1];
+        in = last && col_in && q < outer && iz < D;
+        at = in ? ((q * D + iz) * H + iy) * row_step + col_at : Idx{0};
       }
     }
   }
@@ -230,7 +408,13 @@ AvgTiledBlock<T, Idx> make_avg_tiled_block(const Problem& p, const AvgTilePlan& 
   AvgTiledBlock<T, Idx> blk;
   blk.g = make_avg_shape<Idx>(p);
   blk.plan = plan;
-  *tiles = p.n * p.c;
+  const bool cl = p.layout == Layout::channels_last;
+  const int64_t outer = cl ? p.n : p.n * p.c, lanes = cl ? p.c : 1;
+  blk.outer = static_cast<Idx>(outer);
+  blk.lanes_total = static_cast<Idx>(lanes);
+  const int64_t lane_tiles = (lanes + plan.lanes - 1) / plan.lanes;
+  blk.lane_tiles = Divider<Idx>(static_cast<Idx>(lane_tiles));
+  *tiles = (outer + plan.planes - 1) / plan.planes * lane_tiles;
   for (int a = 0; a < kAxes; ++a) {
     const int64_t along = (p.in[a] + plan.tile[a] - 1) / plan.tile[a];
     blk.tiles_along[a] = Divider<Idx>(static_cast<Idx>(along));
@@ -241,47 +425,46 @@ AvgTiledBlock<T, Idx> make_avg_tiled_block(const Problem& p, const AvgTilePlan& 
   return blk;
 }
 
-// The CPU backend runs a block as kCpuCols x kCpuRows emulated threads, phase by phase, so the
-// thread-strided loops the GPU runs are exercised too (with a shape unlike 32 x 8 on purpose).
-inline constexpr int kCpuCols = 5, kCpuRows = 3;
+// Windows summed per tap loop, unrolled, when no tile position is a tap of more.
+inline constexpr int kTiledUnrolledTaps = 4;
 
-template <class T, class Idx>
+template <class T, class Idx, int kTaps, int kRows>
 struct AvgTiledOnCpu {
   AvgTiledBlock<T, Idx> block;
   void operator()(Idx tile_id) const {
-    alignas(16) unsigned char smem[kAvgTileBytes];
+    alignas(16) unsigned char smem[kTiledSmemBytes];
     const auto f = block.frame(tile_id, smem);
     auto every_thread = [&](auto phase) {
-      for (int ty = 0; ty < kCpuRows; ++ty)
-        for (int tx = 0; tx < kCpuCols; ++tx) phase(tx, ty);
+      for (int t = 0; t < block.plan.threads; ++t) phase(t);
     };
-    every_thread([&](int tx, int ty) { block.tables(f, tx, ty, kCpuCols, kCpuRows); });
-    every_thread([&](int tx, int ty) { block.load(f, tx, ty, kCpuCols, kCpuRows); });
-    every_thread([&](int tx, int ty) { block.sum_w(f, tx, ty, kCpuCols, kCpuRows); });
-    every_thread([&](int tx, int ty) { block.sum_h(f, tx, ty, kCpuCols, kCpuRows); });
-    every_thread([&](int tx, int ty) { block.sum_d_and_store(f, tx, ty, kCpuCols, kCpuRows); });
+    every_thread([&](int t) { block.template load<kRows>(f, t); });
+    every_thread([&](int t) { block.template sum<2, kTaps>(f, t); });
+    if (block.plan.sums[1]) every_thread([&](int t) { block.template sum<1, kTaps>(f, t); });
+    if (block.plan.sums[0]) every_thread([&](int t) { block.template sum<0, kTaps>(f, t); });
   }
 };
 
 #if PG_GPU_COMPILER
 
-template <class T, class Idx>
-__global__ void __launch_bounds__(kAvgTileX * kAvgBlockRows) avg_tiled_kernel(AvgTiledBlock<T, Idx> block, Idx tiles) {
+template <class T, class Idx, int kTaps, int kRows>
+__global__ void __launch_bounds__(kTiledThreads) avg_tiled_kernel(AvgTiledBlock<T, Idx> block, Idx tiles) {
   extern __shared__ double avg_tile_smem[];
-  const int tx = threadIdx.x, ty = threadIdx.y, bx = blockDim.x, by = blockDim.y;
+  const int tid = threadIdx.x;
   for (Idx t = blockIdx.x; t < tiles; t += gridDim.x) {
     const auto f = block.frame(t, reinterpret_cast<unsigned char*>(avg_tile_smem));
-    block.tables(f, tx, ty, bx, by);
+    block.template load<kRows>(f, tid);
     __syncthreads();
-    block.load(f, tx, ty, bx, by);
+    block.template sum<2, kTaps>(f, tid);
     __syncthreads();
-    block.sum_w(f, tx, ty, bx, by);
-    __syncthreads();
-    block.sum_h(f, tx, ty, bx, by);
-    __syncthreads();
-    block.sum_d_and_store(f, tx, ty, bx, by);
-    // The next tile rewrites the tables and the slab.
-    __syncthreads();
+    if (block.plan.sums[1]) {
+      block.template sum<1, kTaps>(f, tid);
+      __syncthreads();
+    }
+    if (block.plan.sums[0]) {
+      block.template sum<0, kTaps>(f, tid);
+      __syncthreads();
+    }
+    // Each barrier above also keeps the next tile's load off a buffer the last pass still reads.
   }
 }
 
@@ -290,46 +473,56 @@ __global__ void __launch_bounds__(kAvgTileX * kAvgBlockRows) avg_tiled_kernel(Av
 struct AvgGatherTiled : VariantDefaults {
   static constexpr PoolTraits traits{
       .name = "avg.gather.tiled", .op = Op::avg, .inputs = Inputs::dy_only, .deterministic = true};
-  // Channels-first, any window whose tile plan fits in shared memory (supports()). Sizes for
-  // the fuzz: several tiles with a partial last one along every axis (tiles up to 8 planes along
-  // D, 32 rows along H in 2D and 8 in 3D, 32 columns along W).
-  static Domain domain() {
-    return {.windows = WindowRule::any, .shapes = {}, .layouts = {Layout::channels_first}, .reach = {10, 40, 40}};
-  }
+  // Every window and layout whose one-position tile fits in shared memory (supports()). Sizes for
+  // the fuzz: on the CPU backend's budget, several tiles with a partial last one along every
+  // axis (1D rows past 96 elements), several planes per tile, and C split into lane tiles.
+  static Domain domain() { return {.windows = WindowRule::any, .shapes = {}, .reach = {5, 14, 100}, .max_channels = 12}; }
 
   static Support supports(const Problem& p) {
     AvgTilePlan plan;
-    if (!plan_avg_tiles(p, p.dtype == DType::f64 ? 8 : 4, &plan))
+    if (!plan_avg_tiles(p, p.dtype == DType::f64 ? 8 : 4, TileBudget{1, 1, 1, 1}, &plan))
       return Support::no("window reach too large for a 48 KiB shared-memory tile");
     return Support::yes();
   }
 
-  static void launch(const CpuExec& ex, const Problem& p, const BwdBuffers& b) {
+  template <class Exec>
+  static void launch(const Exec& ex, const Problem& p, const BwdBuffers& b) {
     with_avg_types(p, [&](auto tag, auto idx) {
       using T = decltype(tag);
       using Idx = decltype(idx);
       AvgTilePlan plan;
-      if (!plan_avg_tiles(p, sizeof(accum_t<T>), &plan)) throw Error("avg.gather.tiled: no tile fits");
-      int64_t tiles;
-      const auto block = make_avg_tiled_block<T, Idx>(p, plan, b, &tiles);
-      ex.template for_each<Idx>(tiles, AvgTiledOnCpu<T, Idx>{block});
-    });
-  }
-
-#if PG_GPU_COMPILER
-  static void launch(const GpuExec& ex, const Problem& p, const BwdBuffers& b) {
-    with_avg_types(p, [&](auto tag, auto idx) {
-      using T = decltype(tag);
-      using Idx = decltype(idx);
-      AvgTilePlan plan;
-      if (!plan_avg_tiles(p, sizeof(accum_t<T>), &plan)) throw Error("avg.gather.tiled: no tile fits");
+      const TileBudget& budget = Exec::is_gpu ? kTiledGpuBudget : kTiledCpuBudget;
+      if (!plan_avg_tiles(p, sizeof(accum_t<T>), budget, &plan)) throw Error("avg.gather.tiled: no tile fits");
       int64_t tiles;
       const auto block = make_avg_tiled_block<T, Idx>(p, plan, b, &tiles);
       if (tiles == 0) return;
-      const unsigned grid = static_cast<unsigned>(std::min<int64_t>(tiles, int64_t{1} << 20));
-      avg_tiled_kernel<T, Idx><<<grid, dim3(kAvgTileX, kAvgBlockRows), plan.bytes, ex.stream>>>(block, static_cast<Idx>(tiles));
-      PG_LAUNCH_CHECK("avg_tiled_kernel");
+      const int rows = plan.sums[0] ? 2 : plan.sums[1] ? 1 : 0;
+      with_tap_loop(plan, [&]<int kTaps>() {
+        if (rows == 2) launch_tiles<kTaps, 2>(ex, block, plan, tiles);
+        else if (rows == 1) launch_tiles<kTaps, 1>(ex, block, plan, tiles);
+        else launch_tiles<kTaps, 0>(ex, block, plan, tiles);
+      });
     });
+  }
+
+ private:
+  // f.template operator()<kTaps>() with the unrolled tap loop when every position's taps fit it.
+  template <class F>
+  static void with_tap_loop(const AvgTilePlan& plan, F&& f) {
+    if (plan.max_taps <= kTiledUnrolledTaps) f.template operator()<kTiledUnrolledTaps>();
+    else f.template operator()<0>();
+  }
+
+  template <int kTaps, int kRows, class T, class Idx>
+  static void launch_tiles(const CpuExec& ex, const AvgTiledBlock<T, Idx>& block, const AvgTilePlan&, int64_t tiles) {
+    ex.template for_each<Idx>(tiles, AvgTiledOnCpu<T, Idx, kTaps, kRows>{block});
+  }
+#if PG_GPU_COMPILER
+  template <int kTaps, int kRows, class T, class Idx>
+  static void launch_tiles(const GpuExec& ex, const AvgTiledBlock<T, Idx>& block, const AvgTilePlan& plan, int64_t tiles) {
+    const unsigned grid = static_cast<unsigned>(std::min<int64_t>(tiles, int64_t{1} << 20));
+    avg_tiled_kernel<T, Idx, kTaps, kRows><<<grid, kTiledThreads, plan.bytes, ex.stream>>>(block, static_cast<Idx>(tiles));
+    PG_LAUNCH_CHECK("avg_tiled_kernel");
   }
 #endif
 };
