@@ -35,7 +35,9 @@ void listed_axis(Problem& p, int a, const Domain& d, const WindowShape& s, bool 
 
 // One axis of any window (or a disjoint one): kernel 1-4, dilation up to 3 (when the domain has
 // it), stride up to 4, pads up to the effective kernel on either side (windows wholly in padding),
-// and now and then a kernel-1 axis with padding (legal under ONNX; its edge windows hold no tap).
+// now and then a kernel-1 axis with padding (legal under ONNX; its edge windows hold no tap), and
+// one axis in ten a wide undilated kernel of 5-9 (SPP-style windows: with stride 1 an element is a
+// tap of more than 4 windows, past avg.gather.tiled's unrolled tap loop).
 void free_axis(Problem& p, int a, const Domain& d, bool asymmetric) {
   const bool disjoint = d.windows == WindowRule::disjoint;
   const bool k1_padded =
@@ -47,9 +49,11 @@ void free_axis(Problem& p, int a, const Domain& d, bool asymmetric) {
     p.pad_end[a] = *rc::gen::inRange<int64_t>(p.pad_begin[a] == 0 ? 1 : 0, 3);
     return;
   }
-  p.kernel[a] = *rc::gen::inRange<int64_t>(1, 5);
-  p.dilation[a] = d.dilation ? *rc::gen::weightedOneOf<int64_t>({{3, rc::gen::just<int64_t>(1)}, {1, rc::gen::inRange<int64_t>(2, 4)}})
-                             : 1;
+  const bool wide = *rc::gen::weightedOneOf<bool>({{9, rc::gen::just(false)}, {1, rc::gen::just(true)}});
+  p.kernel[a] = wide ? *rc::gen::inRange<int64_t>(5, 10) : *rc::gen::inRange<int64_t>(1, 5);
+  p.dilation[a] = d.dilation && !wide
+                      ? *rc::gen::weightedOneOf<int64_t>({{3, rc::gen::just<int64_t>(1)}, {1, rc::gen::inRange<int64_t>(2, 4)}})
+                      : 1;
   const int64_t eff = p.effective_kernel(a);
   p.stride[a] = disjoint ? *rc::gen::inRange<int64_t>(eff, eff + 3) : *rc::gen::inRange<int64_t>(1, 5);
   if (asymmetric) {

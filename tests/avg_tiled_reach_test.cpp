@@ -1,0 +1,53 @@
+// avg.gather.tiled's property draws its problems from the variant's own domain
+// (fuzz/problem_gen.cpp) and runs them on the CPU backend's tile budget. This counts, over the
+// same draws, how often each structure of the tile plan comes up: several tiles along each axis
+// with a partial last one, planes side by side and walked as rows with a partial last group,
+// channels split into lane tiles with a partial last one, one, two and three passes, and both
+// tap loops. A structure the draws never reach is one no CI fuzz run tests, so each must come up.
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+
+#include <map>
+#include <string>
+
+#include "fuzz/problem_gen.hpp"
+#include "kernels/avg/avg_gather_tiled.hpp"
+
+namespace pg {
+namespace {
+
+TEST(AvgTiledReach, TheFuzzDrawsEveryTileStructure) {
+  std::map<std::string, int> seen;
+  int cases = 0;
+  const bool ok = rc::check("avg.gather.tiled's tile plans on the fuzz's problems", [&] {
+    const Problem p = *fuzz::problem(Op::avg, AvgGatherTiled::domain());
+    RC_PRE(AvgGatherTiled::supports(p).ok && p.n > 0);
+    AvgTilePlan plan;
+    RC_ASSERT(plan_avg_tiles(p, p.dtype == DType::f64 ? 8 : 4, kTiledCpuBudget, &plan));
+    RC_ASSERT(plan.bytes <= kTiledSmemBytes);
+    ++cases;
+    static const char* kAxisName[kAxes] = {"D", "H", "W"};
+    for (int a = 0; a < kAxes; ++a)
+      if (p.in[a] > plan.tile[a] && p.in[a] % plan.tile[a] != 0)
+        ++seen[std::string("several tiles along ") + kAxisName[a] + ", the last partial"];
+    const bool cl = p.layout == Layout::channels_last;
+    const int64_t outer = cl ? p.n : p.n * p.c;
+    if (plan.col_planes > 1) ++seen["planes side by side"];
+    if (plan.row_planes > 1) ++seen["planes walked as rows"];
+    if (plan.planes > 1 && outer % plan.planes != 0) ++seen["a partial last group of planes"];
+    if (cl && p.c > plan.lanes && p.c % plan.lanes != 0) ++seen["lane tiles, the last partial"];
+    ++seen[std::to_string(plan.sums[0] + plan.sums[1] + plan.sums[2]) + " passes"];
+    ++seen[plan.max_taps <= kTiledUnrolledTaps ? "unrolled tap loop" : "tap loop of any length"];
+  });
+  ASSERT_TRUE(ok);
+  std::string report;
+  for (const auto& [what, n] : seen) report += "\n  " + what + ": " + std::to_string(n);
+  for (const char* what : {"several tiles along D, the last partial", "several tiles along H, the last partial",
+                           "several tiles along W, the last partial", "planes side by side", "planes walked as rows",
+                           "a partial last group of planes", "lane tiles, the last partial", "1 passes", "2 passes",
+                           "3 passes", "unrolled tap loop", "tap loop of any length"})
+    EXPECT_GE(seen[what], cases / 100) << what << " in " << cases << " cases:" << report;
+}
+
+}  // namespace
+}  // namespace pg
