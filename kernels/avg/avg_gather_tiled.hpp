@@ -12,10 +12,11 @@
 //
 // The tile is a box [planes][D][H][W][lanes] of the tensor seen as [outer][D][H][W][lanes]:
 // outer = N * C and one lane in channels-first, outer = N and lanes = channels in channels-last.
-// A thread owns columns (plane, W position, lane), contiguous in memory across threads, and walks
-// the rows (D, H) of each phase with no index division: per-column constants (its W taps, its
-// divisor count along W, its addresses) are computed once per tile. Small planes stack several to
-// a tile so that about kTiledThreads columns keep every thread busy; long rows are cut along W.
+// A thread owns columns (plane side by side, W position, lane), contiguous in memory across
+// threads, and walks the rows (plane walked as rows, D, H) of each phase with no index division:
+// per-column constants (its W taps, its divisor count along W, its addresses) are computed once
+// per tile. Small planes sit side by side until about kTiledThreads columns keep every thread
+// busy, further planes are walked as rows, and long rows are cut along W.
 // An axis whose window is a copy (kernel 1, stride 1, no padding) needs no pass, so a 1D
 // problem is one pass and a 2D one two.
 //
