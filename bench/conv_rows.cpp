@@ -36,8 +36,9 @@ std::vector<ConvRow> conv_rows() {
     rows.push_back(row({32, 256, 28, 28}, 512, 1, 3, 2, 1, t));
     rows.push_back(row({32, 256, 56, 56}, 256, 256, 3, 1, 1, t));
   }
-  // Channels-last, the layout bf16 training runs in.
+  // Channels-last, the layout bf16 training runs in; and fp32 2D, for conv.winograd's other layout.
   rows.push_back(row({32, 128, 56, 56}, 256, 1, 3, 1, 1, DType::bf16, Layout::channels_last));
+  rows.push_back(row({32, 128, 56, 56}, 256, 1, 3, 1, 1, DType::f32, Layout::channels_last));
   rows.push_back(row({32, 256, 56, 56}, 256, 256, 3, 1, 1, DType::bf16, Layout::channels_last));
   return rows;
 }

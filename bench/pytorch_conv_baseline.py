@@ -35,8 +35,8 @@ SHAPES = [
     ((32, 256, 56, 56), 256, 256, 3, 1, 1),
 ]
 ROWS = [s + (dtype,) for dtype in (torch.float32, torch.bfloat16) for s in SHAPES]
-# Channels-last, the layout bf16 training runs in (bench/conv_rows.cpp's last rows).
-ROWS += [SHAPES[0] + (torch.bfloat16, True), SHAPES[3] + (torch.bfloat16, True)]
+# Channels-last, the layout bf16 training runs in, and fp32 2D (bench/conv_rows.cpp's last rows).
+ROWS += [SHAPES[0] + (torch.bfloat16, True), SHAPES[3] + (torch.bfloat16, True), SHAPES[0] + (torch.float32, True)]
 
 
 def measure(x_shape, k, groups, kernel, stride, pad, dtype, channels_last=False):

@@ -10,6 +10,17 @@ const char* layout_tag(Layout l) { return l == Layout::channels_first ? "channel
 // chunk (a partial last chunk).
 constexpr int64_t kRowTile = 128, kNarrowTile = 64, kTcChunk = 32;
 
+// conv.winograd's tiles: 4 x 4 dx positions each, and the GEMM's 256-row blocks of tiles (the
+// larger of its two row tiles), so "several" holds for either.
+constexpr int64_t kWinogradTile = 4, kWinogradRowBlock = 256;
+
+// Whether every spatial axis has the one window a fixed-window domain (Winograd) takes.
+bool fixed_window(const ConvProblem& p, int64_t kernel) {
+  for (int a = kAxes - p.dims; a < kAxes; ++a)
+    if (p.kernel[a] != kernel || p.stride[a] != 1 || p.dilation[a] != 1) return false;
+  return true;
+}
+
 }  // namespace
 
 std::vector<std::string> conv_observed_tags(const ConvProblem& p) {
@@ -33,13 +44,30 @@ std::vector<std::string> conv_observed_tags(const ConvProblem& p) {
   if (rows > kRowTile) t.push_back(rows % kRowTile ? "several row tiles, partial last" : "several row tiles");
   if (p.c_per_group() > kNarrowTile) t.push_back("C/groups > 64");
   if (p.k_per_group() > kTcChunk) t.push_back("K/groups > 32");
+  if (fixed_window(p, 3)) {
+    int64_t tiles = p.n;
+    bool partial = false;
+    for (int a = kAxes - p.dims; a < kAxes; ++a) {
+      tiles *= (p.in[a] + kWinogradTile - 1) / kWinogradTile;
+      partial = partial || p.in[a] % kWinogradTile != 0;
+    }
+    if (partial) t.push_back("partial 4x4 tile");
+    if (tiles > kWinogradRowBlock) t.push_back("several 256-tile row blocks");
+  }
   return t;
 }
 
 std::vector<std::string> conv_admitted_tags(const ConvVariant& v) {
   const ConvDomain& d = v.domain;
-  std::vector<std::string> t = {"groups > 1", "depthwise", "padding=same", "padding=valid", "stride > dilated kernel",
-                                "stride > 1", "padding with dilation", "asymmetric padding"};
+  std::vector<std::string> t = {"groups > 1", "depthwise", "padding=same", "padding=valid", "asymmetric padding"};
+  if (d.only_kernel == 0) {
+    for (const char* window : {"stride > dilated kernel", "stride > 1", "padding with dilation"}) t.push_back(window);
+  } else if (d.only_kernel == 3) {
+    t.push_back("partial 4x4 tile");
+    int64_t most_tiles = 3;  // the generator's largest batch
+    for (int a = kAxes - d.max_dims; a < kAxes; ++a) most_tiles *= (d.only_kernel + d.reach[a] + kWinogradTile - 1) / kWinogradTile;
+    if (most_tiles > 2 * kWinogradRowBlock) t.push_back("several 256-tile row blocks");
+  }
   for (int dims = d.min_dims; dims <= d.max_dims; ++dims) t.push_back(std::to_string(dims) + "D");
   for (Layout l : d.layouts) t.push_back(layout_tag(l));
   for (DType x : d.dtypes) t.push_back(dtype_name(x));

@@ -14,13 +14,20 @@ namespace fuzz {
 namespace {
 
 // One axis: kernel 1-4, dilation up to 3, stride up to 4 (beyond the dilated kernel when `gap`),
-// pads symmetric up to half the kernel or asymmetric up to the dilated kernel on either side.
-void axis(ConvProblem& p, int a, bool gap, bool asymmetric) {
-  p.kernel[a] = *rc::gen::inRange<int64_t>(1, 5);
-  p.dilation[a] = *rc::gen::weightedOneOf<int64_t>({{3, rc::gen::just<int64_t>(1)}, {1, rc::gen::inRange<int64_t>(2, 4)}});
+// or the domain's one kernel with stride 1 and dilation 1; pads symmetric up to half the kernel
+// or asymmetric up to the dilated kernel on either side.
+void axis(ConvProblem& p, int a, const ConvDomain& d, bool gap, bool asymmetric) {
+  if (d.only_kernel > 0) {
+    p.kernel[a] = d.only_kernel;
+    p.dilation[a] = p.stride[a] = 1;
+  } else {
+    p.kernel[a] = *rc::gen::inRange<int64_t>(1, 5);
+    p.dilation[a] = *rc::gen::weightedOneOf<int64_t>({{3, rc::gen::just<int64_t>(1)}, {1, rc::gen::inRange<int64_t>(2, 4)}});
+  }
   const int64_t eff = p.effective_kernel(a);
-  p.stride[a] = gap ? *rc::gen::inRange<int64_t>(eff + 1, eff + 3)
-                    : *rc::gen::weightedOneOf<int64_t>({{3, rc::gen::inRange<int64_t>(1, 3)}, {1, rc::gen::inRange<int64_t>(3, 5)}});
+  if (d.only_kernel == 0)
+    p.stride[a] = gap ? *rc::gen::inRange<int64_t>(eff + 1, eff + 3)
+                      : *rc::gen::weightedOneOf<int64_t>({{3, rc::gen::inRange<int64_t>(1, 3)}, {1, rc::gen::inRange<int64_t>(3, 5)}});
   if (asymmetric) {
     p.pad_begin[a] = *rc::gen::inRange<int64_t>(0, eff + 1);
     p.pad_end[a] = *rc::gen::inRange<int64_t>(0, eff + 1);
@@ -61,7 +68,7 @@ rc::Gen<ConvProblem> conv_problem(const ConvDomain& d, ConvShapeRule rule) {
     const int first = kAxes - p.dims;
     const int gap_axis = rule == ConvShapeRule::gaps ? *rc::gen::inRange(first, kAxes) : -1;
     const bool asymmetric = *rc::gen::weightedOneOf<bool>({{3, rc::gen::just(false)}, {1, rc::gen::just(true)}});
-    for (int a = first; a < kAxes; ++a) axis(p, a, a == gap_axis, asymmetric);
+    for (int a = first; a < kAxes; ++a) axis(p, a, d, a == gap_axis, asymmetric);
     // PyTorch's padding modes, now and then: "same" needs stride 1 on every axis.
     const int mode = rule == ConvShapeRule::gaps ? 0 : *rc::gen::weightedOneOf<int>(
         {{10, rc::gen::just(0)}, {1, rc::gen::just(1)}, {1, rc::gen::just(2)}});
@@ -86,6 +93,7 @@ bool conv_generator_reaches(const ConvDomain& d, const ConvProblem& p) {
   if (p.n > 3 || p.groups > 6 || p.c_per_group() > d.max_c_per_group ||
       p.k_per_group() > std::max<int64_t>(d.max_k_per_group, depthwise ? 3 : 0))
     return false;
+  if (!d.admits(p).ok) return false;
   for (int a = kAxes - p.dims; a < kAxes; ++a) {
     // The padding modes set the pads after the length is drawn: measured against no padding.
     const int64_t pads = p.pad_mode == ConvPadMode::explicit_pads ? p.pad_begin[a] + p.pad_end[a] : 0;

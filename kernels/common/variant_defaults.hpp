@@ -27,6 +27,7 @@ struct ConvTraits {
   const char* name;
   bool deterministic;
   bool gpu_only = false;
+  ConvErrorModel error_model = ConvErrorModel::direct;
 };
 
 template <class P>

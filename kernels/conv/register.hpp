@@ -10,7 +10,7 @@ namespace pg {
 
 // A conv variant is a struct with (kernels/common/variant_defaults.hpp: ConvTraits, and
 // ConvVariantDefaults for the common supports and workspace_bytes):
-//   static constexpr ConvTraits traits;            name, deterministic, gpu_only
+//   static constexpr ConvTraits traits;            name, deterministic, gpu_only, error_model
 //   static ConvDomain domain();
 //   static Support supports(const ConvProblem&);   what the domain cannot say; yes otherwise
 //   static size_t workspace_bytes(const ConvProblem&);
@@ -29,6 +29,7 @@ template <class Exec, class V>
 ConvVariant make_conv_variant() {
   ConvVariant v;
   fill_record<V>(v);
+  v.error_model = V::traits.error_model;
   if constexpr (requires(const ConvProblem& p, const ConvBuffers& b) { V::launch(Exec{}, p, b); }) {
     ConvLaunchFn fn = [](Backend& be, const ConvProblem& p, const ConvBuffers& b) {
       V::launch(Exec::on_stream(be.gpu_stream()), p, b);

@@ -6,10 +6,11 @@
 #include "kernels/conv/conv_gemm.hpp"
 #include "kernels/conv/conv_gemm_tc.hpp"
 #include "kernels/conv/conv_scatter_atomic.hpp"
+#include "kernels/conv/conv_winograd.hpp"
 #include "kernels/conv/register.hpp"
 
 namespace pg {
 
-using ConvVariants = VariantList<ConvGather, ConvScatterAtomic, ConvGemm, ConvGemmTc, ConvDepthwise>;
+using ConvVariants = VariantList<ConvGather, ConvScatterAtomic, ConvGemm, ConvGemmTc, ConvDepthwise, ConvWinograd>;
 
 }  // namespace pg

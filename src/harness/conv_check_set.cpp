@@ -23,7 +23,8 @@ ConvProblem make(int dims, int64_t n, int64_t c, int64_t k, int64_t groups, std:
 
 // Sample i (0, 1, 2) of a variant's domain: the largest dims at the domain's reach (several
 // tiles and a partial last one), and across the three samples each layout, several dtypes,
-// stride 1 and 2, dilation, groups and channel counts at the domain's maximum.
+// stride 1 and 2, dilation (where the domain's window allows), groups and channel counts at the
+// domain's maximum.
 ConvProblem domain_sample(const ConvVariant& v, int i) {
   const ConvDomain& d = v.domain;
   ConvProblem p;
@@ -38,10 +39,12 @@ ConvProblem domain_sample(const ConvVariant& v, int i) {
   p.c = p.groups * (i == 2 ? 1 : d.max_c_per_group);
   p.k = p.groups * (i == 1 ? 1 : d.max_k_per_group);
   const int64_t kernel[] = {3, 2, 3}, stride[] = {1, 2, 2}, dilation[] = {1, 2, 1}, pb[] = {1, 1, 0}, pe[] = {1, 0, 2};
+  // A domain of one window (Winograd) keeps it; the pads still differ across the samples.
+  const bool fixed = d.only_kernel > 0;
   for (int a = kAxes - p.dims; a < kAxes; ++a) {
-    p.kernel[a] = kernel[i];
-    p.stride[a] = stride[i];
-    p.dilation[a] = dilation[i];
+    p.kernel[a] = fixed ? d.only_kernel : kernel[i];
+    p.stride[a] = fixed ? 1 : stride[i];
+    p.dilation[a] = fixed ? 1 : dilation[i];
     p.pad_begin[a] = pb[i];
     p.pad_end[a] = pe[i];
     const int64_t span = p.dilation[a] * (p.kernel[a] - 1) + 1;

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "reference/conv_reference.hpp"
+#include "reference/conv_winograd_bound.hpp"
 #include "src/harness/case_phases.hpp"
 #include "src/harness/verify_common.hpp"
 
@@ -40,6 +41,7 @@ ConvExpected conv_expected_from(const ConvProblem& p, ConvHostData data) {
 struct ConvPreparedRun::Impl : RunState<ConvVariant, ConvProblem, ConvBuffers> {
   std::shared_ptr<const ConvExpected> expected;
   Guarded w;
+  ref::ConvBound bound;  // the variant's own bound when its error model is not the direct sum's
 
   Impl(Backend& b, const ConvVariant& v, const ConvProblem& p, const DataSpec& s, std::shared_ptr<const ConvExpected> e)
       : RunState(b, v, p, s, conv_to_string(p), conv_replay_command(p, v, b, s)), expected(std::move(e)) {}
@@ -54,6 +56,10 @@ ConvPreparedRun::ConvPreparedRun(Backend& b, const ConvVariant& v, const ConvPro
   m.upload(e.data.dy, p.x_elems());
   m.w = make_guarded_values(b, p.dtype, e.data.w, "w");
   m.buffers.w = m.w.data();
+  if (v.error_model == ConvErrorModel::winograd_f4x4) {
+    const PhaseScope oracle(Phase::oracle);
+    m.bound = ref::winograd_f4x4_bound(p, e.data.dy, e.data.w);
+  }
 }
 
 ConvPreparedRun::~ConvPreparedRun() = default;
@@ -67,7 +73,8 @@ void ConvPreparedRun::start_verify(const VerifyOptions& opt) {
   const ConvExpected& e = *m.expected;
   CaseUnderTest c = m.case_under_test();
   c.inputs = {{&m.dy, "dy"}, {&m.w, "w"}};
-  c.want = OracleAnswer{&e.dx, &e.abs_sum, &e.terms};
+  c.want = m.variant.error_model == ConvErrorModel::direct ? OracleAnswer{&e.dx, &e.abs_sum, &e.terms}
+                                                            : OracleAnswer{&e.dx, &m.bound.abs_sum, &m.bound.terms};
   c.coord = [p = &m.problem](int64_t i) { return conv_coord_text(*p, i); };
   m.start(c, opt);
 }

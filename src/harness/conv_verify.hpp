@@ -2,7 +2,8 @@
 // pooling's (src/harness/verify.hpp) from the same pieces (src/harness/verify_common.hpp): data from the seed,
 // the oracle's dx with per-element term counts and sums of |term|, dy and w uploaded into
 // sentinel-banded buffers of their own, dx poisoned, the variant run, bands and inputs checked
-// untouched, every element compared with the oracle's bound, deterministic variants run twice
+// untouched, every element compared with the oracle's bound (or, for a variant whose error model
+// is Winograd's, reference/conv_winograd_bound.hpp's), deterministic variants run twice
 // and compared bitwise, a replay line on failure and a failure file.
 #pragma once
 

@@ -252,20 +252,24 @@ std::filesystem::path failure_path(const std::string& variant, const std::string
   return dir / (name + ".txt");
 }
 
+// f32/f64 accumulate in their own type: |have - want| <= (terms + 2) u abs_sum + tiny, with u
+// the dtype's unit roundoff and tiny its smallest normal times u (the absolute error near 0).
+// f16/bf16 accumulate in f32 and round once: the f32 sum lies within a = that bound for f32 of
+// want, and round-to-nearest-even is monotonic, so have must lie between RNE(want - a) and
+// RNE(want + a). Anything looser lets a truncating narrowing pass.
+double accumulation_bound(DType t, int64_t terms, double abs_sum) {
+  const DType acc_type = dtype_size(t) == 2 ? DType::f32 : t;
+  const double u = unit_roundoff(acc_type);
+  const double tiny = (acc_type == DType::f64 ? 0x1p-1022 : 0x1p-126) * u;
+  return (static_cast<double>(terms) + 2) * u * abs_sum + tiny;
+}
+
 Mismatches compare_with_oracle(DType t, const unsigned char* got, const OracleAnswer& want, int max_reported,
                                const std::function<std::string(int64_t)>& coord) {
   const int es = dtype_size(t);
   unsigned char poison[8];
   poison_element(t, poison);
-  // f32/f64 accumulate in their own type: |have - want| <= (terms + 2) u abs_sum + tiny, with u
-  // the dtype's unit roundoff and tiny its smallest normal times u (the absolute error near 0).
-  // f16/bf16 accumulate in f32 and round once: the f32 sum lies within a = that bound for f32 of
-  // want, and round-to-nearest-even is monotonic, so have must lie between RNE(want - a) and
-  // RNE(want + a). Anything looser lets a truncating narrowing pass.
   const bool half = es == 2;
-  const DType acc_type = half ? DType::f32 : t;
-  const double u = unit_roundoff(acc_type);
-  const double tiny = (acc_type == DType::f64 ? 0x1p-1022 : 0x1p-126) * u;
   // The elements are compared in slices on host threads (a >2^31-element dx takes a minute on
   // one); each slice counts its wrong elements and keeps its first max_reported, and the report
   // takes them in element order, the same text as one thread would write.
@@ -275,7 +279,7 @@ Mismatches compare_with_oracle(DType t, const unsigned char* got, const OracleAn
       const auto at = static_cast<size_t>(i);
       const double expected = (*want.dx)[at];
       const double have = load_as_double(t, got, i);
-      const double bound = (static_cast<double>((*want.terms)[at]) + 2) * u * (*want.abs_sum)[at] + tiny;
+      const double bound = accumulation_bound(t, (*want.terms)[at], (*want.abs_sum)[at]);
       // Within the bound: right (NaN, infinities and poison fail this test and are examined
       // below). For f16/bf16 a value within it also lies within the rounded interval, as
       // rounding is monotonic and the value is representable: no rounding to compute.

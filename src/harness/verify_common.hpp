@@ -81,6 +81,9 @@ struct Mismatches {
   std::string detail;      // the first max_reported, one line each, coordinates from `coord`
   std::string first_kind;  // the first wrong element's kind without numbers, for a failure's signature
 };
+// How far a sum of `terms` terms whose magnitudes add to abs_sum may lie from the exact sum,
+// accumulated in t's accumulator type (f32 for f16 and bf16, before their one rounding).
+double accumulation_bound(DType t, int64_t terms, double abs_sum);
 Mismatches compare_with_oracle(DType t, const unsigned char* got, const OracleAnswer& want, int max_reported,
                                const std::function<std::string(int64_t)>& coord);
 

@@ -16,10 +16,13 @@
 
 namespace pg {
 
-// The problems a conv variant computes. Every window (kernel, stride, dilation, pads) and every
-// group count is computed by every conv variant; they differ in dims, layout, dtype and size.
+// The problems a conv variant computes: dims, layout, dtype, size and, for a variant of one
+// window (Winograd), that window. Every group count and padding is computed by every conv variant.
 struct ConvDomain {
   int min_dims = 1, max_dims = 3;
+  // 0: every window (kernel, stride, dilation). Else only this kernel with stride 1 and dilation 1
+  // on every spatial axis.
+  int64_t only_kernel = 0;
   std::vector<Layout> layouts = {Layout::channels_first, Layout::channels_last};
   std::vector<DType> dtypes = {DType::f16, DType::bf16, DType::f32, DType::f64};
   // For the fuzz: how far past its minimum each input axis (D, H, W) may grow, and the largest
@@ -41,10 +44,17 @@ struct ConvBuffers {
 
 using ConvLaunchFn = std::function<void(Backend&, const ConvProblem&, const ConvBuffers&)>;
 
+// How far a variant's dx may lie from the exact one (src/harness/conv_verify.cpp turns it into the
+// per-element bound): `direct` sums the direct terms in some order, the oracle's term count and
+// sum of |terms| bound it; `winograd_f4x4` goes through F(4x4, 3x3)'s transforms, whose bound
+// reference/conv_winograd_bound.hpp computes.
+enum class ConvErrorModel : uint8_t { direct, winograd_f4x4 };
+
 struct ConvVariant {
   std::string name;  // conv.strategy..., e.g. conv.gather
   bool deterministic = false;
   bool gpu_only = false;
+  ConvErrorModel error_model = ConvErrorModel::direct;
   ConvDomain domain;
   // Conditions beyond the domain (offsets that must fit int32, grid limits); called only for
   // problems the domain admits.
