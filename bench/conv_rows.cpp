@@ -1,5 +1,7 @@
 #include "bench/conv_rows.hpp"
 
+#include <utility>
+
 namespace pg::bench {
 namespace {
 
@@ -40,6 +42,11 @@ std::vector<ConvRow> conv_rows() {
   rows.push_back(row({32, 128, 56, 56}, 256, 1, 3, 1, 1, DType::bf16, Layout::channels_last));
   rows.push_back(row({32, 128, 56, 56}, 256, 1, 3, 1, 1, DType::f32, Layout::channels_last));
   rows.push_back(row({32, 256, 56, 56}, 256, 256, 3, 1, 1, DType::bf16, Layout::channels_last));
+  // fp32 3x3 stride-1 layers of other widths and sizes (ResNet's stages, a wide early layer),
+  // where conv.winograd and conv.gemm may trade places.
+  for (const auto& [x, k] : std::vector<std::pair<std::vector<int64_t>, int64_t>>{
+           {{32, 64, 56, 56}, 64}, {{32, 256, 14, 14}, 256}, {{32, 512, 7, 7}, 512}, {{16, 32, 112, 112}, 32}})
+    rows.push_back(row(x, k, 1, 3, 1, 1, DType::f32));
   return rows;
 }
 

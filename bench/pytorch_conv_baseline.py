@@ -37,6 +37,9 @@ SHAPES = [
 ROWS = [s + (dtype,) for dtype in (torch.float32, torch.bfloat16) for s in SHAPES]
 # Channels-last, the layout bf16 training runs in, and fp32 2D (bench/conv_rows.cpp's last rows).
 ROWS += [SHAPES[0] + (torch.bfloat16, True), SHAPES[3] + (torch.bfloat16, True), SHAPES[0] + (torch.float32, True)]
+# fp32 3x3 stride-1 layers of other widths and sizes (bench/conv_rows.cpp's last rows).
+ROWS += [(x, k, 1, 3, 1, 1, torch.float32) for x, k in
+         (((32, 64, 56, 56), 64), ((32, 256, 14, 14), 256), ((32, 512, 7, 7), 512), ((16, 32, 112, 112), 32))]
 
 
 def measure(x_shape, k, groups, kernel, stride, pad, dtype, channels_last=False):

@@ -6,8 +6,8 @@ namespace {
 const char* layout_tag(Layout l) { return l == Layout::channels_first ? "channels-first" : "channels-last"; }
 
 // The implicit GEMM's rows per phase: more than one 128-row tile, a C/groups past the 64-wide
-// tile (the 128 x 128 tile with a partial C tile), and conv.gemm.tc's K/groups past one 32-step
-// chunk (a partial last chunk).
+// tile (the 128 x 128 tile with a partial C tile) and past 128 (a second C tile), and
+// conv.gemm.tc's K/groups past one 32-step chunk (a partial last chunk).
 constexpr int64_t kRowTile = 128, kNarrowTile = 64, kTcChunk = 32;
 
 // conv.winograd's tiles: 4 x 4 dx positions each, and the GEMM's 256-row blocks of tiles (the
@@ -43,6 +43,7 @@ std::vector<std::string> conv_observed_tags(const ConvProblem& p) {
   if (asym) t.push_back("asymmetric padding");
   if (rows > kRowTile) t.push_back(rows % kRowTile ? "several row tiles, partial last" : "several row tiles");
   if (p.c_per_group() > kNarrowTile) t.push_back("C/groups > 64");
+  if (p.c_per_group() > 2 * kNarrowTile) t.push_back("C/groups > 128");
   if (p.k_per_group() > kTcChunk) t.push_back("K/groups > 32");
   if (fixed_window(p, 3)) {
     int64_t tiles = p.n;
@@ -74,6 +75,7 @@ std::vector<std::string> conv_admitted_tags(const ConvVariant& v) {
   if (d.max_dims >= 2 && (d.reach[1] + 1) * (d.reach[2] + 1) * 3 > 2 * kRowTile)
     t.push_back("several row tiles, partial last");
   if (d.max_c_per_group > kNarrowTile) t.push_back("C/groups > 64");
+  if (d.max_c_per_group > 2 * kNarrowTile) t.push_back("C/groups > 128");
   if (d.max_k_per_group > kTcChunk) t.push_back("K/groups > 32");
   return t;
 }
