@@ -183,8 +183,16 @@ TEST(ConvRun, AutoTriesTheMeasuredFastestFirst) {
     const std::vector<std::string> order = conv_auto_order(q, b);
     return order.empty() ? std::string("registry order") : order.front();
   };
-  EXPECT_EQ(first(p, BackendKind::gpu), "conv.gemm");
+  EXPECT_EQ(first(p, BackendKind::gpu), "conv.winograd");
   EXPECT_EQ(first(p, BackendKind::cpu), "registry order");
+  ConvProblem strided = p;
+  set_window(strided, uniform_window({9, 9}, 3, 2, 1));
+  conv_finalize(strided);
+  EXPECT_EQ(first(strided, BackendKind::gpu), "conv.gemm");
+  ConvProblem narrow = p;
+  narrow.c = 16;
+  conv_finalize(narrow);
+  EXPECT_EQ(first(narrow, BackendKind::gpu), "conv.gemm");
   ConvProblem half = p;
   half.dtype = DType::bf16;
   EXPECT_EQ(first(half, BackendKind::gpu), "conv.gemm.tc");
@@ -193,7 +201,7 @@ TEST(ConvRun, AutoTriesTheMeasuredFastestFirst) {
   conv_finalize(depthwise);
   EXPECT_EQ(first(depthwise, BackendKind::gpu), "conv.depthwise");
   // Every name it tries is registered.
-  for (const ConvProblem& q : {p, half, depthwise})
+  for (const ConvProblem& q : {p, strided, narrow, half, depthwise})
     for (const std::string& name : conv_auto_order(q, BackendKind::gpu)) EXPECT_NE(find_conv_variant(name), nullptr) << name;
 }
 
