@@ -1,10 +1,15 @@
 // The convolution oracle on cases computed by hand: 1D/2D/3D, stride, dilation, asymmetric and
-// "same" padding, groups (depthwise included), and channels-last against channels-first.
+// "same" padding, groups (depthwise included), and channels-last against channels-first; and
+// conv.winograd's error bound (reference/conv_winograd_bound.hpp) on a case by hand and against
+// the direct terms.
 #include <gtest/gtest.h>
 
+#include <random>
 #include <vector>
 
 #include "reference/conv_reference.hpp"
+#include "reference/conv_winograd_bound.hpp"
+#include "src/model/backend.hpp"  // Error
 
 namespace pg {
 namespace {
@@ -220,6 +225,56 @@ TEST(ConvReference, HugePaddingAndDilationCostNothing) {
   ASSERT_EQ(p.out[2], 3);
   EXPECT_EQ(ref::conv_forward(p, {1, 2, 3}, {5, 6, 7}), (Values{7, 14, 21}));
   EXPECT_EQ(ref::conv_backward_data(p, {1, 1, 1}, {5, 6, 7}).dx, (Values{7, 7, 7}));
+}
+
+// conv.winograd's bound on a 1D case by hand: L = 6 (a whole tile and a partial one), k3 p1.
+// Element i of tile T sums |A^T[r][x]| (|G||f|)[x] (|B^T||d|)[x] over the 6 points x, with
+// f = |w| flipped and d = |dy| from T + pad - 2 on (fractions computed exactly beside this test).
+TEST(ConvWinogradBound, OneDimensionalByHand) {
+  const ConvProblem p = line(6, 3, 1, 1, 1, 1);
+  const ref::ConvBound b = ref::winograd_f4x4_bound(p, {1, -2, 3, -4, 5, -6}, {2, -1, 3});
+  const Values want = {191.0 / 3, 205.0 / 3, 296.0 / 3, 622.0 / 3, 839.0 / 6, 368.0 / 3};
+  ASSERT_EQ(b.abs_sum.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(b.abs_sum[i], want[i], 1e-12 * want[i]) << i;
+  EXPECT_EQ(b.terms, (std::vector<int64_t>(6, 1 + ref::kWinogradF4x4DepthPerAxis)));
+}
+
+// The transforms' chain in absolute values expands to a sum that holds every direct term, so it
+// is never below the oracle's sum of |terms|, on every layout, group count and padding.
+TEST(ConvWinogradBound, NeverBelowTheDirectTerms) {
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 40; ++trial) {
+    ConvProblem p;
+    p.dims = 2;
+    p.n = 1 + trial % 2;
+    p.groups = 1 + trial % 3;
+    p.c = p.groups * (1 + trial % 4);
+    p.k = p.groups * (1 + trial % 5);
+    p.layout = trial % 2 ? Layout::channels_last : Layout::channels_first;
+    for (int a = 1; a < kAxes; ++a) {
+      p.kernel[a] = 3;
+      p.in[a] = 3 + (trial * (a + 2)) % 9;
+      p.pad_begin[a] = (trial + a) % 3;
+      p.pad_end[a] = (trial / 3 + a) % 3;
+    }
+    conv_finalize(p);
+    ASSERT_EQ(conv_validate(p), "") << conv_to_string(p);
+    std::uniform_real_distribution<double> value(-2, 2);
+    Values dy(static_cast<size_t>(p.y_elems())), w(static_cast<size_t>(p.w_elems()));
+    for (double& v : dy) v = value(rng);
+    for (double& v : w) v = value(rng);
+    const ref::ConvGradient direct = ref::conv_backward_data(p, dy, w);
+    const ref::ConvBound b = ref::winograd_f4x4_bound(p, dy, w);
+    for (size_t i = 0; i < direct.abs_sum.size(); ++i) {
+      EXPECT_GE(b.abs_sum[i], direct.abs_sum[i] * (1 - 1e-12)) << conv_to_string(p) << " element " << i;
+      EXPECT_EQ(b.terms[i], p.k_per_group() + 2 * ref::kWinogradF4x4DepthPerAxis);
+    }
+  }
+}
+
+TEST(ConvWinogradBound, RefusesOtherWindows) {
+  ConvProblem p = line(8, 3, 2);
+  EXPECT_THROW(ref::winograd_f4x4_bound(p, Values(static_cast<size_t>(p.y_elems()), 1.0), {1, 1, 1}), Error);
 }
 
 }  // namespace

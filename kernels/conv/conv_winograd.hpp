@@ -139,6 +139,20 @@ struct WinogradWeightsBody {
   }
 };
 
+// Item i of a pass that walks (group, channel, tile): channels fastest for channels-last tensors,
+// tiles fastest for channels-first, the order in which the tensor and the workspace are contiguous.
+struct WinogradItem {
+  int32_t tile, channel, group;
+};
+
+template <bool CL>
+PG_HD WinogradItem winograd_item(int32_t i, const Divider<int32_t>& by_tiles, const Divider<int32_t>& by_channels) {
+  const Divider<int32_t>& inner = CL ? by_channels : by_tiles;
+  const Divider<int32_t>& outer = CL ? by_tiles : by_channels;
+  const int32_t first = inner.mod(i), second = outer.mod(inner.div(i)), group = outer.div(inner.div(i));
+  return CL ? WinogradItem{second, first, group} : WinogradItem{first, second, group};
+}
+
 // Pass 2, one (group, k, tile) each: the tile's 6 x 6 dy patch to its 36 points. Tiles past the
 // pass's end and k's past K/groups get zeros (the GEMM multiplies them). Channels-first walks
 // tiles fastest and writes V as [k][tile]; channels-last walks k fastest and writes [tile][k]: each
@@ -153,16 +167,7 @@ struct WinogradInputBody {
   float* v;
 
   PG_HD void operator()(int32_t i) const {
-    int32_t tile, k, group;
-    if (CL) {
-      k = by_kg_pad.mod(i);
-      tile = by_tiles_pad.mod(by_kg_pad.div(i));
-      group = by_tiles_pad.div(by_kg_pad.div(i));
-    } else {
-      tile = by_tiles_pad.mod(i);
-      k = by_kg_pad.mod(by_tiles_pad.div(i));
-      group = by_kg_pad.div(by_tiles_pad.div(i));
-    }
+    const auto [tile, k, group] = winograd_item<CL>(i, by_tiles_pad, by_kg_pad);
     float d[kWinogradAlpha][kWinogradAlpha] = {}, t[kWinogradAlpha][kWinogradAlpha], out[kWinogradAlpha][kWinogradAlpha];
     if (tile < tiles && k < g.kg) {
       const int32_t in_img = by_tiles_img.mod(tile), img = by_tiles_img.div(tile);
@@ -201,16 +206,7 @@ struct WinogradOutputBody {
   float* dx;
 
   PG_HD void operator()(int32_t i) const {
-    int32_t tile, c, group;
-    if (CL) {
-      c = by_cg.mod(i);
-      tile = by_tiles.mod(by_cg.div(i));
-      group = by_tiles.div(by_cg.div(i));
-    } else {
-      tile = by_tiles.mod(i);
-      c = by_cg.mod(by_tiles.div(i));
-      group = by_cg.div(by_tiles.div(i));
-    }
+    const auto [tile, c, group] = winograd_item<CL>(i, by_tiles, by_cg);
     const int32_t point_step = cg_pad * tiles_pad;
     const float* src = m + group * kWinogradPoints * point_step + (CL ? tile * cg_pad + c : c * tiles_pad + tile);
     float in[kWinogradAlpha][kWinogradAlpha], t[kWinogradM][kWinogradAlpha], out[kWinogradM][kWinogradM];
