@@ -1,5 +1,7 @@
 // `poolgrad select REPORT.json... [--out selection.json]`: the fastest verified variant per
-// problem class (src/harness/selection.hpp) and its margin over the next, from benchmark reports.
+// problem class (src/harness/selection.hpp) and its margin over the next, from benchmark reports;
+// conv_bench reports rank the conv variants per conv class (src/harness/conv_selection.hpp) and
+// audit conv's --variant auto against each row's fastest.
 // `poolgrad select --explain PROBLEM-OPTIONS`: which variant --variant auto picks, and why.
 #include <cmath>
 #include <cstdio>
@@ -9,7 +11,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "bench/conv_report_runs.hpp"
 #include "bench/report_runs.hpp"
+#include "src/harness/conv_auto.hpp"
 #include "src/harness/auto_variant.hpp"
 #include "src/cli/commands.hpp"
 #include "src/model/invalid_input.hpp"
@@ -51,6 +55,31 @@ void report_rows_against_best(const std::vector<SelectionEntry>& entries, const 
   }
   std::printf("each class ranking's first variant that ran on a row is within %.0f%% of the row's fastest on %d of %zu rows\n", kAutoTolerancePct, within,
               rows.size());
+}
+
+// The conv classes of conv_bench reports, ranked, and what --variant auto (src/harness/conv_auto.cpp)
+// tries first on each measured row against the row's fastest.
+void report_conv_classes(const std::vector<ConvTimedRun>& runs, const std::string& source) {
+  const std::vector<SelectionEntry> entries = build_conv_selection(runs, source);
+  std::printf("%-40s %4s  %-16s %8s  %s\n", "conv class", "rows", "fastest", "margin", "next");
+  for (const SelectionEntry& e : entries) {
+    const RankedVariant& best = e.ranking.front();
+    char margin[32] = "-";
+    if (e.margin_pct() >= 0) std::snprintf(margin, sizeof margin, "%.1f%%", e.margin_pct());
+    std::printf("%-40s %4d  %-16s %8s  %s\n", e.key.c_str(), e.rows, best.variant.c_str(), margin,
+                e.ranking.size() > 1 ? e.ranking[1].variant.c_str() : "(only one variant ran)");
+    if (best.worst_slowdown > 1.0)
+      std::printf("    %s is %.1f%% behind the fastest on its worst row of the class\n", best.variant.c_str(),
+                  100.0 * (best.worst_slowdown - 1.0));
+  }
+  std::printf("%zu conv classes from %zu timed runs\n", entries.size(), runs.size());
+  const ConvAuditResult audit = audit_conv_order(
+      runs, [](const ConvProblem& p) { return conv_auto_order(p, BackendKind::gpu); }, kAutoTolerancePct);
+  for (const std::string& miss : audit.misses) std::printf("  %s\n", miss.c_str());
+  std::printf("conv --variant auto's first variant that ran on a row is within %.0f%% of the row's fastest on %d of %d rows",
+              kAutoTolerancePct, audit.within, audit.rows);
+  if (audit.untimed) std::printf(" (%d rows timed none of the variants it tries first)", audit.untimed);
+  std::printf("\n");
 }
 
 using AutoChooser = std::function<AutoChoice(const Problem&, const DeviceInfo&)>;
@@ -155,21 +184,39 @@ int select(SelectCommandOptions& o) {
   if (o.reports.empty()) throw InvalidInput("no REPORT.json given (poolgrad bench --out writes one)");
   if (sized_problem_given(o.cmd)) throw InvalidInput("problem options go with --explain");
   std::vector<TimedRun> runs;
+  std::vector<ConvTimedRun> conv_runs;
   std::string device, device_source;
-  for (const std::string& path : o.reports) {
-    bench::ReportRuns report = bench::report_runs(bench::read_report_file(path), path);
-    // A class ranks variants against each other on one device; two devices' times do not compare.
-    if (!device_source.empty() && report.device != device)
-      throw InvalidInput("report " + path + " ran on '" + report.device + "', " + device_source + " on '" + device +
+  // A class ranks variants against each other on one device; two devices' times do not compare.
+  auto same_device = [&](const std::string& path, const std::string& report_device) {
+    if (!device_source.empty() && report_device != device)
+      throw InvalidInput("report " + path + " ran on '" + report_device + "', " + device_source + " on '" + device +
                          "': select one device's reports at a time");
-    device = report.device;
+    device = report_device;
     device_source = path;
+  };
+  for (const std::string& path : o.reports) {
+    const std::string text = bench::read_report_file(path);
+    if (bench::is_conv_report(text)) {
+      bench::ConvReportRuns report = bench::conv_report_runs(text, path);
+      same_device(path, report.device);
+      for (ConvTimedRun& r : report.runs) conv_runs.push_back(std::move(r));
+      for (const std::string& u : report.unknown)
+        std::fprintf(stderr, "poolgrad select: %s: '%s' is no conv_bench row of this build: left out\n", path.c_str(), u.c_str());
+      continue;
+    }
+    bench::ReportRuns report = bench::report_runs(text, path);
+    same_device(path, report.device);
     for (TimedRun& r : report.runs) runs.push_back(std::move(r));
     for (const std::string& u : report.unknown)
       std::fprintf(stderr, "poolgrad select: %s: '%s' names no problem (no problem label, no known row): left out\n",
                    path.c_str(), u.c_str());
   }
-  if (runs.empty()) throw InvalidInput("the reports hold no verified, timed variant run");
+  if (runs.empty() && conv_runs.empty()) throw InvalidInput("the reports hold no verified, timed variant run");
+  if (runs.empty() && (!o.out.empty() || !o.holdout.empty()))
+    throw InvalidInput("--out and --holdout take pooling reports; conv reports are ranked and audited, and conv's "
+                       "--variant auto follows src/harness/conv_auto.cpp");
+  if (!conv_runs.empty()) report_conv_classes(conv_runs, device_source);
+  if (runs.empty()) return 0;
   const SelectionTable table = build_selection_table(runs, device, o.reports, true);
   const std::vector<SelectionEntry>& entries = table.classes;
   std::printf("%-58s %4s  %-22s %8s  %s\n", "class", "rows", "fastest", "margin", "next");
@@ -211,7 +258,7 @@ int select(SelectCommandOptions& o) {
 
 void add_select_command(CLI::App& app, SelectCommandOptions& o) {
   o.cmd = app.add_subcommand("select", "the fastest verified variant per problem class from bench reports; --explain a choice");
-  o.cmd->add_option("reports", o.reports, "REPORT.json... written by poolgrad bench --out (or pool_bench)");
+  o.cmd->add_option("reports", o.reports, "REPORT.json... written by poolgrad bench --out (or pool_bench, or conv_bench)");
   o.cmd->add_option("--out", o.out, "selection.json: the table, for --selection or POOLGRAD_SELECTION");
   o.cmd->add_flag("--explain", o.explain, "say which variant --variant auto picks for the problem given, and why");
   o.cmd->add_option("--holdout-json", o.holdout_json, "FILE: with --holdout, each row's pick and slowdown as JSON (bench/plot_selection.py)");

@@ -81,13 +81,19 @@ double SelectionEntry::margin_pct() const {
   return 100.0 * (ranking[1].worst_slowdown / ranking[0].worst_slowdown - 1.0);
 }
 
+void add_class_time(ClassTimes& table, const std::string& key, const std::string& row, const std::string& variant,
+                    double ms) {
+  double& slot = table[key][row][variant];
+  slot = slot > 0 ? std::min(slot, ms) : ms;  // a variant timed twice on a row keeps its better time
+}
+
 std::vector<SelectionEntry> build_selection(const std::vector<TimedRun>& runs, const std::string& source) {
-  // class -> row -> variant -> ms
-  std::map<std::string, std::map<std::string, std::map<std::string, double>>> table;
-  for (const TimedRun& r : runs) {
-    double& ms = table[problem_class(r.problem)][r.row][r.variant];
-    ms = ms > 0 ? std::min(ms, r.ms) : r.ms;  // a variant timed twice on a row keeps its better time
-  }
+  ClassTimes table;
+  for (const TimedRun& r : runs) add_class_time(table, problem_class(r.problem), r.row, r.variant, r.ms);
+  return rank_classes(table, source);
+}
+
+std::vector<SelectionEntry> rank_classes(const ClassTimes& table, const std::string& source) {
   std::vector<SelectionEntry> entries;
   for (const auto& [key, rows] : table) {
     SelectionEntry e;

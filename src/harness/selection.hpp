@@ -13,6 +13,7 @@
 // table (bench/make_builtin_selection.cpp) links it without the kernels.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,12 @@ struct TimedRun {
 
 // Ranks the variants of every class the runs cover.
 std::vector<SelectionEntry> build_selection(const std::vector<TimedRun>& runs, const std::string& source);
+// The same ranking from times already grouped: class -> row -> variant -> ms (conv's classes use it,
+// src/harness/conv_selection.hpp). add_class_time keeps a variant's better time on a row.
+using ClassTimes = std::map<std::string, std::map<std::string, std::map<std::string, double>>>;
+void add_class_time(ClassTimes& table, const std::string& key, const std::string& row, const std::string& variant,
+                    double ms);
+std::vector<SelectionEntry> rank_classes(const ClassTimes& table, const std::string& source);
 // Every measured problem with its variants' times (a variant timed twice on it keeps its better time).
 std::vector<Example> examples_from_runs(const std::vector<TimedRun>& runs);
 
