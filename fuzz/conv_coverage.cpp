@@ -52,7 +52,7 @@ std::vector<std::string> conv_observed_tags(const ConvProblem& p) {
       tiles *= (p.in[a] + kWinogradTile - 1) / kWinogradTile;
       partial = partial || p.in[a] % kWinogradTile != 0;
     }
-    if (partial) t.push_back("partial 4x4 tile");
+    if (partial) t.push_back("partial 4-wide tile");
     if (tiles > kWinogradRowBlock) t.push_back("several 256-tile row blocks");
   }
   return t;
@@ -64,7 +64,7 @@ std::vector<std::string> conv_admitted_tags(const ConvVariant& v) {
   if (d.only_kernel == 0) {
     for (const char* window : {"stride > dilated kernel", "stride > 1", "padding with dilation"}) t.push_back(window);
   } else if (d.only_kernel == 3) {
-    t.push_back("partial 4x4 tile");
+    t.push_back("partial 4-wide tile");
     int64_t most_tiles = 3;  // the generator's largest batch
     for (int a = kAxes - d.max_dims; a < kAxes; ++a) most_tiles *= (d.only_kernel + d.reach[a] + kWinogradTile - 1) / kWinogradTile;
     if (most_tiles > 2 * kWinogradRowBlock) t.push_back("several 256-tile row blocks");

@@ -135,9 +135,11 @@ rc::Gen<Problem> problem(Op op, const Domain& d) {
       p.tie = pick(d.ties);
       p.nan = pick(d.nans);
       p.index_format = pick(d.index_formats);
+      // u8 holds window-local indices only, of windows under 255 taps (255 marks no tap): a wide
+      // kernel (free_axis's 5-9) on every axis passes that, and takes a wider type.
       std::vector<IndexType> types;
       for (IndexType t : d.index_types)
-        if (t != IndexType::u8 || p.index_format == IndexFormat::window) types.push_back(t);
+        if (t != IndexType::u8 || (p.index_format == IndexFormat::window && p.taps() < 255)) types.push_back(t);
       p.index_type = types.empty() ? d.index_types.front() : pick(types);
     }
     finalize(p);

@@ -1,5 +1,5 @@
-// conv.winograd: backward-data of 3 x 3 windows with stride 1 and dilation 1 (2D, f32, both
-// layouts, any padding and groups) by Winograd's F(4x4, 3x3), the class of algorithm cuDNN runs
+// conv.winograd: backward-data of 3 x 3 windows with stride 1 and dilation 1 (2D, and 3-tap 1D
+// windows by F(4, 3) alone; f32, both layouts, any padding and groups) by Winograd's F(4x4, 3x3), the class of algorithm cuDNN runs
 // on the fp32 2D k3s1 row at a rate past the FMA ceiling of any direct method.
 //
 // With stride 1 and dilation 1 backward-data is a correlation of dy with the weights flipped:
@@ -81,15 +81,19 @@ PG_HD void winograd_at(const float* m, int si, float* y, int so) {
   y[3 * so] = minus1 + 8.f * minus2 + m[5 * si];
 }
 
+// Points per tile: 36 in 2D, 6 in 1D.
+inline int winograd_points(const ConvProblem& p) { return p.dims == 2 ? kWinogradPoints : kWinogradAlpha; }
+
 // The launch's sizes. GEMM rows are the pass's tiles, padded to whole row tiles; K/groups and
 // C/groups are padded to whole stages and column tiles with zeros.
 struct WinogradPlan {
   int bm, bn;
-  int64_t tiles_h, tiles_w, tiles_img;  // 4 x 4 tiles of one sample's dx plane
+  int points;                           // per tile: 36 (2D) or 6 (1D)
+  int64_t tiles_h, tiles_w, tiles_img;  // 4 x 4 (1D: 4) tiles of one sample's dx plane
   int64_t pass_n;                       // samples per pass
   int64_t kg_pad, cg_pad;
-  int64_t u_elems;                      // groups x 36 x kg_pad x cg_pad
-  int64_t v_per_row, m_per_row;         // V and M elements per GEMM row: groups x 36 x kg_pad (cg_pad)
+  int64_t u_elems;                      // groups x points x kg_pad x cg_pad
+  int64_t v_per_row, m_per_row;         // V and M elements per GEMM row: groups x points x kg_pad (cg_pad)
 
   int64_t tiles_pad(int64_t samples) const { return round_up_to(samples * tiles_img, bm); }
   int64_t workspace_elems() const { return u_elems + (v_per_row + m_per_row) * tiles_pad(pass_n); }
@@ -99,21 +103,33 @@ inline WinogradPlan plan_conv_winograd(const ConvProblem& p, int64_t cap = kWino
   WinogradPlan plan;
   plan.bn = gemm_tile_n(p);
   plan.bm = plan.bn == 64 ? 256 : 128;
-  plan.tiles_h = (p.in[1] + kWinogradM - 1) / kWinogradM;
+  plan.points = winograd_points(p);
+  const int64_t tile_h = p.dims == 2 ? kWinogradM : 1;
+  plan.tiles_h = (p.in[1] + tile_h - 1) / tile_h;
   plan.tiles_w = (p.in[2] + kWinogradM - 1) / kWinogradM;
   plan.tiles_img = plan.tiles_h * plan.tiles_w;
   plan.kg_pad = round_up_to(p.k_per_group(), kWinogradBK);
   plan.cg_pad = round_up_to(p.c_per_group(), plan.bn);
-  plan.u_elems = p.groups * kWinogradPoints * plan.kg_pad * plan.cg_pad;
-  plan.v_per_row = p.groups * kWinogradPoints * plan.kg_pad;
-  plan.m_per_row = p.groups * kWinogradPoints * plan.cg_pad;
+  plan.u_elems = p.groups * plan.points * plan.kg_pad * plan.cg_pad;
+  plan.v_per_row = p.groups * plan.points * plan.kg_pad;
+  plan.m_per_row = p.groups * plan.points * plan.cg_pad;
   const int64_t per_sample = (plan.v_per_row + plan.m_per_row) * plan.tiles_img * 4;
   plan.pass_n = std::clamp<int64_t>(cap / std::max<int64_t>(per_sample, 1), 1, std::max<int64_t>(p.n, 1));
   return plan;
 }
 
-// Pass 1, one (group, k, c) each: the flipped 3 x 3 weights to their 36 points, zeros in the padding.
+// A tile's extent along H: F(4, 3) in 2D; in 1D, H has length 1 and kernel 1, and a tile is one row.
+template <int Dims>
+struct WinogradRows {
+  static_assert(Dims == 1 || Dims == 2, "conv.winograd is 1D and 2D");
+  static constexpr int m = Dims == 2 ? kWinogradM : 1, r = Dims == 2 ? kWinogradR : 1;
+  static constexpr int alpha = m + r - 1, points = alpha * kWinogradAlpha;
+};
+
+// Pass 1, one (group, k, c) each: the flipped 3 x 3 (1D: 3) weights to their points, zeros in the padding.
+template <int Dims>
 struct WinogradWeightsBody {
+  using H = WinogradRows<Dims>;
   ConvShape<int32_t> g;
   int32_t kg_pad, cg_pad;
   const float* w;
@@ -121,21 +137,24 @@ struct WinogradWeightsBody {
 
   PG_HD void operator()(int32_t i) const {
     const int32_t c = i % cg_pad, k = i / cg_pad % kg_pad, group = i / cg_pad / kg_pad;
-    float f[kWinogradR][kWinogradR] = {}, t[kWinogradAlpha][kWinogradR], out[kWinogradAlpha][kWinogradAlpha];
+    float f[H::r][kWinogradR] = {}, t[H::alpha][kWinogradR], out[H::alpha][kWinogradAlpha];
     if (k < g.kg && c < g.cg)
 #pragma unroll
-      for (int j0 = 0; j0 < kWinogradR; ++j0)
+      for (int j0 = 0; j0 < H::r; ++j0)
 #pragma unroll
         for (int j1 = 0; j1 < kWinogradR; ++j1)
-          f[j0][j1] = w[g.w_offset(group * g.kg + k, c, g.tap_index(0, kWinogradR - 1 - j0, kWinogradR - 1 - j1))];
+          f[j0][j1] = w[g.w_offset(group * g.kg + k, c, g.tap_index(0, H::r - 1 - j0, kWinogradR - 1 - j1))];
 #pragma unroll
-    for (int j1 = 0; j1 < kWinogradR; ++j1) winograd_g(&f[0][j1], kWinogradR, &t[0][j1], kWinogradR);
+    for (int j1 = 0; j1 < kWinogradR; ++j1) {
+      if (Dims == 2) winograd_g(&f[0][j1], kWinogradR, &t[0][j1], kWinogradR);
+      else t[0][j1] = f[0][j1];
+    }
 #pragma unroll
-    for (int x0 = 0; x0 < kWinogradAlpha; ++x0) winograd_g(&t[x0][0], 1, &out[x0][0], 1);
+    for (int x0 = 0; x0 < H::alpha; ++x0) winograd_g(&t[x0][0], 1, &out[x0][0], 1);
     const int32_t point_step = kg_pad * cg_pad;
-    float* dst = u + (group * kWinogradPoints * kg_pad + k) * cg_pad + c;
+    float* dst = u + (group * H::points * kg_pad + k) * cg_pad + c;
 #pragma unroll
-    for (int xi = 0; xi < kWinogradPoints; ++xi) dst[xi * point_step] = out[xi / kWinogradAlpha][xi % kWinogradAlpha];
+    for (int xi = 0; xi < H::points; ++xi) dst[xi * point_step] = out[xi / kWinogradAlpha][xi % kWinogradAlpha];
   }
 };
 
@@ -153,13 +172,14 @@ PG_HD WinogradItem winograd_item(int32_t i, const Divider<int32_t>& by_tiles, co
   return CL ? WinogradItem{second, first, group} : WinogradItem{first, second, group};
 }
 
-// Pass 2, one (group, k, tile) each: the tile's 6 x 6 dy patch to its 36 points. Tiles past the
-// pass's end and k's past K/groups get zeros (the GEMM multiplies them). Channels-first walks
+// Pass 2, one (group, k, tile) each: the tile's 6 x 6 (1D: 6) dy patch to its points. Tiles past
+// the pass's end and k's past K/groups get zeros (the GEMM multiplies them). Channels-first walks
 // tiles fastest and writes V as [k][tile]; channels-last walks k fastest and writes [tile][k]: each
 // the order in which both dy and V are contiguous. Tiles fastest on channels-last dy, every read
 // of a warp its own 32-byte sector, ran the fp32 NHWC row at 0.895 ms against 0.605 channels-first.
-template <bool CL>
+template <int Dims, bool CL>
 struct WinogradInputBody {
+  using H = WinogradRows<Dims>;
   ConvShape<int32_t> g;
   int32_t n0, tiles, tiles_pad, kg_pad;  // the pass's first sample, its tiles, and V's row count
   Divider<int32_t> by_tiles_pad, by_kg_pad, by_tiles_img, by_tiles_w;
@@ -168,15 +188,15 @@ struct WinogradInputBody {
 
   PG_HD void operator()(int32_t i) const {
     const auto [tile, k, group] = winograd_item<CL>(i, by_tiles_pad, by_kg_pad);
-    float d[kWinogradAlpha][kWinogradAlpha] = {}, t[kWinogradAlpha][kWinogradAlpha], out[kWinogradAlpha][kWinogradAlpha];
+    float d[H::alpha][kWinogradAlpha] = {}, t[H::alpha][kWinogradAlpha], out[H::alpha][kWinogradAlpha];
     if (tile < tiles && k < g.kg) {
       const int32_t in_img = by_tiles_img.mod(tile), img = by_tiles_img.div(tile);
-      const int32_t oh0 = by_tiles_w.div(in_img) * kWinogradM + g.pad[1] - (kWinogradR - 1);
+      const int32_t oh0 = by_tiles_w.div(in_img) * H::m + g.pad[1] - (H::r - 1);
       const int32_t ow0 = by_tiles_w.mod(in_img) * kWinogradM + g.pad[2] - (kWinogradR - 1);
       const float* plane = dy + g.y_offset(n0 + img, group * g.kg + k, 0, 0, 0);
       const int32_t col_step = CL ? g.k : 1, row_step = g.out[2] * col_step;
 #pragma unroll
-      for (int r = 0; r < kWinogradAlpha; ++r)
+      for (int r = 0; r < H::alpha; ++r)
 #pragma unroll
         for (int s = 0; s < kWinogradAlpha; ++s) {
           const int32_t oh = oh0 + r, ow = ow0 + s;
@@ -184,21 +204,25 @@ struct WinogradInputBody {
         }
     }
 #pragma unroll
-    for (int s = 0; s < kWinogradAlpha; ++s) winograd_bt(&d[0][s], kWinogradAlpha, &t[0][s], kWinogradAlpha);
+    for (int s = 0; s < kWinogradAlpha; ++s) {
+      if (Dims == 2) winograd_bt(&d[0][s], kWinogradAlpha, &t[0][s], kWinogradAlpha);
+      else t[0][s] = d[0][s];
+    }
 #pragma unroll
-    for (int x0 = 0; x0 < kWinogradAlpha; ++x0) winograd_bt(&t[x0][0], 1, &out[x0][0], 1);
+    for (int x0 = 0; x0 < H::alpha; ++x0) winograd_bt(&t[x0][0], 1, &out[x0][0], 1);
     const int32_t point_step = kg_pad * tiles_pad;
-    float* dst = v + group * kWinogradPoints * point_step + (CL ? tile * kg_pad + k : k * tiles_pad + tile);
+    float* dst = v + group * H::points * point_step + (CL ? tile * kg_pad + k : k * tiles_pad + tile);
 #pragma unroll
-    for (int xi = 0; xi < kWinogradPoints; ++xi) dst[xi * point_step] = out[xi / kWinogradAlpha][xi % kWinogradAlpha];
+    for (int xi = 0; xi < H::points; ++xi) dst[xi * point_step] = out[xi / kWinogradAlpha][xi % kWinogradAlpha];
   }
 };
 
-// Pass 4, one (group, c, tile) each: the tile's 36 points of M to its 4 x 4 dx values, those
+// Pass 4, one (group, c, tile) each: the tile's points of M to its 4 x 4 (1D: 4) dx values, those
 // inside dx stored. Channels-first walks tiles fastest, channels-last c fastest: each the order
 // in which both M (as the GEMM wrote it) and dx are contiguous.
-template <bool CL>
+template <int Dims, bool CL>
 struct WinogradOutputBody {
+  using H = WinogradRows<Dims>;
   ConvShape<int32_t> g;
   int32_t n0, tiles_pad, cg_pad;
   Divider<int32_t> by_tiles, by_cg, by_tiles_img, by_tiles_w;  // by_tiles: the pass's tiles
@@ -208,18 +232,21 @@ struct WinogradOutputBody {
   PG_HD void operator()(int32_t i) const {
     const auto [tile, c, group] = winograd_item<CL>(i, by_tiles, by_cg);
     const int32_t point_step = cg_pad * tiles_pad;
-    const float* src = m + group * kWinogradPoints * point_step + (CL ? tile * cg_pad + c : c * tiles_pad + tile);
-    float in[kWinogradAlpha][kWinogradAlpha], t[kWinogradM][kWinogradAlpha], out[kWinogradM][kWinogradM];
+    const float* src = m + group * H::points * point_step + (CL ? tile * cg_pad + c : c * tiles_pad + tile);
+    float in[H::alpha][kWinogradAlpha], t[H::m][kWinogradAlpha], out[H::m][kWinogradM];
 #pragma unroll
-    for (int xi = 0; xi < kWinogradPoints; ++xi) in[xi / kWinogradAlpha][xi % kWinogradAlpha] = src[xi * point_step];
+    for (int xi = 0; xi < H::points; ++xi) in[xi / kWinogradAlpha][xi % kWinogradAlpha] = src[xi * point_step];
 #pragma unroll
-    for (int s = 0; s < kWinogradAlpha; ++s) winograd_at(&in[0][s], kWinogradAlpha, &t[0][s], kWinogradAlpha);
+    for (int s = 0; s < kWinogradAlpha; ++s) {
+      if (Dims == 2) winograd_at(&in[0][s], kWinogradAlpha, &t[0][s], kWinogradAlpha);
+      else t[0][s] = in[0][s];
+    }
 #pragma unroll
-    for (int y0 = 0; y0 < kWinogradM; ++y0) winograd_at(&t[y0][0], 1, &out[y0][0], 1);
+    for (int y0 = 0; y0 < H::m; ++y0) winograd_at(&t[y0][0], 1, &out[y0][0], 1);
     const int32_t in_img = by_tiles_img.mod(tile), img = by_tiles_img.div(tile);
-    const int32_t h0 = by_tiles_w.div(in_img) * kWinogradM, w0 = by_tiles_w.mod(in_img) * kWinogradM;
+    const int32_t h0 = by_tiles_w.div(in_img) * H::m, w0 = by_tiles_w.mod(in_img) * kWinogradM;
 #pragma unroll
-    for (int r = 0; r < kWinogradM; ++r)
+    for (int r = 0; r < H::m; ++r)
 #pragma unroll
       for (int s = 0; s < kWinogradM; ++s)
         if (h0 + r < g.in[1] && w0 + s < g.in[2]) dx[g.x_offset(n0 + img, group * g.cg + c, 0, h0 + r, w0 + s)] = out[r][s];
@@ -367,7 +394,8 @@ struct ConvWinograd {
   // second column tile: c_base > 0), K/groups past one 8-step stage.
   static ConvDomain domain() {
     ConvDomain d;
-    d.min_dims = d.max_dims = 2;
+    d.min_dims = 1;
+    d.max_dims = 2;
     d.only_kernel = kWinogradR;
     d.dtypes = {DType::f32};
     d.reach[1] = 40;
@@ -381,8 +409,9 @@ struct ConvWinograd {
     const WinogradPlan plan = plan_conv_winograd(p);
     const int64_t limit = int64_t{1} << 31;
     if (!conv_fits_int32(p) || plan.workspace_elems() >= limit) return Support::no("offsets beyond int32");
-    if (p.groups * kWinogradPoints > 65535)
-      return Support::no("grid too large: " + std::to_string(p.groups) + " groups x 36 points (limit 65535)");
+    if (p.groups * plan.points > 65535)
+      return Support::no("grid too large: " + std::to_string(p.groups) + " groups x " + std::to_string(plan.points) +
+                         " points (limit 65535)");
     return Support::yes();
   }
 
@@ -399,34 +428,41 @@ struct ConvWinograd {
     const ConvShape<int32_t> g = make_conv_shape<int32_t>(p);
     const auto kg_pad = static_cast<int32_t>(plan.kg_pad), cg_pad = static_cast<int32_t>(plan.cg_pad);
     float* u = static_cast<float*>(b.workspace);
-    ex.template for_each<int32_t>(plan.u_elems / kWinogradPoints,
-                                  WinogradWeightsBody{g, kg_pad, cg_pad, static_cast<const float*>(b.w), u});
     const int64_t tiles_pad_max = plan.tiles_pad(plan.pass_n);
     float* v = u + plan.u_elems;
     float* m = v + plan.v_per_row * tiles_pad_max;
     const Divider<int32_t> by_tiles_img(plan.tiles_img), by_tiles_w(plan.tiles_w);
-    for (int64_t n0 = 0; n0 < p.n; n0 += plan.pass_n) {
-      const int64_t samples = std::min(plan.pass_n, p.n - n0), tiles = samples * plan.tiles_img;
-      const auto tiles_pad = static_cast<int32_t>(plan.tiles_pad(samples));
-      const auto in_body = [&]<bool CL>() {
-        ex.template for_each<int32_t>(plan.v_per_row / kWinogradPoints * tiles_pad,
-                                      WinogradInputBody<CL>{g, static_cast<int32_t>(n0), static_cast<int32_t>(tiles), tiles_pad,
-                                                            kg_pad, Divider<int32_t>(tiles_pad), Divider<int32_t>(kg_pad),
-                                                            by_tiles_img, by_tiles_w, static_cast<const float*>(b.dy), v});
-      };
-      const auto out_body = [&]<bool CL>() {
+    with_winograd_shape(p, [&]<int Dims, bool CL>() {
+      ex.template for_each<int32_t>(plan.u_elems / plan.points,
+                                    WinogradWeightsBody<Dims>{g, kg_pad, cg_pad, static_cast<const float*>(b.w), u});
+      for (int64_t n0 = 0; n0 < p.n; n0 += plan.pass_n) {
+        const int64_t samples = std::min(plan.pass_n, p.n - n0), tiles = samples * plan.tiles_img;
+        const auto tiles_pad = static_cast<int32_t>(plan.tiles_pad(samples));
+        ex.template for_each<int32_t>(plan.v_per_row / plan.points * tiles_pad,
+                                      WinogradInputBody<Dims, CL>{g, static_cast<int32_t>(n0), static_cast<int32_t>(tiles),
+                                                                  tiles_pad, kg_pad, Divider<int32_t>(tiles_pad),
+                                                                  Divider<int32_t>(kg_pad), by_tiles_img, by_tiles_w,
+                                                                  static_cast<const float*>(b.dy), v});
+        const int64_t grid[3] = {tiles_pad / plan.bm, plan.cg_pad / plan.bn, p.groups * plan.points};
+        gemm(plan, WinogradGemmArgs{kg_pad, cg_pad, tiles_pad, v, u, m}, grid);
         ex.template for_each<int32_t>(p.groups * p.c_per_group() * tiles,
-                                      WinogradOutputBody<CL>{g, static_cast<int32_t>(n0), tiles_pad, cg_pad, Divider<int32_t>(tiles),
-                                                             Divider<int32_t>(p.c_per_group()), by_tiles_img, by_tiles_w, m,
-                                                             static_cast<float*>(b.dx)});
-      };
-      const bool cl = p.layout == Layout::channels_last;
-      if (cl) in_body.template operator()<true>();
-      else in_body.template operator()<false>();
-      const int64_t grid[3] = {tiles_pad / plan.bm, plan.cg_pad / plan.bn, p.groups * kWinogradPoints};
-      gemm(plan, WinogradGemmArgs{kg_pad, cg_pad, tiles_pad, v, u, m}, grid);
-      if (cl) out_body.template operator()<true>();
-      else out_body.template operator()<false>();
+                                      WinogradOutputBody<Dims, CL>{g, static_cast<int32_t>(n0), tiles_pad, cg_pad,
+                                                                   Divider<int32_t>(tiles), Divider<int32_t>(p.c_per_group()),
+                                                                   by_tiles_img, by_tiles_w, m, static_cast<float*>(b.dx)});
+      }
+    });
+  }
+
+  // Calls f.template operator()<Dims, CL>() with the problem's dims (1 or 2) and layout.
+  template <class F>
+  static void with_winograd_shape(const ConvProblem& p, F&& f) {
+    const bool cl = p.layout == Layout::channels_last;
+    if (p.dims == 2) {
+      if (cl) f.template operator()<2, true>();
+      else f.template operator()<2, false>();
+    } else {
+      if (cl) f.template operator()<1, true>();
+      else f.template operator()<1, false>();
     }
   }
 
