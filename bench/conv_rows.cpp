@@ -47,6 +47,8 @@ std::vector<ConvRow> conv_rows() {
   for (const auto& [x, k] : std::vector<std::pair<std::vector<int64_t>, int64_t>>{
            {{32, 64, 56, 56}, 64}, {{32, 256, 14, 14}, 256}, {{32, 512, 7, 7}, 512}, {{16, 32, 112, 112}, 32}})
     rows.push_back(row(x, k, 1, 3, 1, 1, DType::f32));
+  // fp32 1D, a long sequence (speech and temporal models).
+  rows.push_back(row({32, 256, 2048}, 256, 1, 3, 1, 1, DType::f32));
   return rows;
 }
 

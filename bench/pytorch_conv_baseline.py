@@ -40,6 +40,8 @@ ROWS += [SHAPES[0] + (torch.bfloat16, True), SHAPES[3] + (torch.bfloat16, True),
 # fp32 3x3 stride-1 layers of other widths and sizes (bench/conv_rows.cpp's last rows).
 ROWS += [(x, k, 1, 3, 1, 1, torch.float32) for x, k in
          (((32, 64, 56, 56), 64), ((32, 256, 14, 14), 256), ((32, 512, 7, 7), 512), ((16, 32, 112, 112), 32))]
+# fp32 1D, a long sequence.
+ROWS += [((32, 256, 2048), 256, 1, 3, 1, 1, torch.float32)]
 
 
 def measure(x_shape, k, groups, kernel, stride, pad, dtype, channels_last=False):

@@ -193,6 +193,19 @@ TEST(ConvRun, AutoTriesTheMeasuredFastestFirst) {
   narrow.c = 16;
   conv_finalize(narrow);
   EXPECT_EQ(first(narrow, BackendKind::gpu), "conv.gemm");
+  auto k3s1 = [](int dims, std::vector<int64_t> in) {
+    ConvProblem q;
+    q.dims = dims;
+    q.n = 2;
+    q.c = q.k = 64;
+    set_window(q, uniform_window(std::move(in), 3, 1, 1));
+    conv_finalize(q);
+    EXPECT_EQ(conv_validate(q), "");
+    return q;
+  };
+  const ConvProblem line = k3s1(1, {40}), cube = k3s1(3, {6, 6, 6});
+  EXPECT_EQ(first(line, BackendKind::gpu), "conv.winograd");
+  EXPECT_EQ(first(cube, BackendKind::gpu), "conv.gemm");
   ConvProblem half = p;
   half.dtype = DType::bf16;
   EXPECT_EQ(first(half, BackendKind::gpu), "conv.gemm.tc");
@@ -201,7 +214,7 @@ TEST(ConvRun, AutoTriesTheMeasuredFastestFirst) {
   conv_finalize(depthwise);
   EXPECT_EQ(first(depthwise, BackendKind::gpu), "conv.depthwise");
   // Every name it tries is registered.
-  for (const ConvProblem& q : {p, strided, narrow, half, depthwise})
+  for (const ConvProblem& q : {p, strided, narrow, line, cube, half, depthwise})
     for (const std::string& name : conv_auto_order(q, BackendKind::gpu)) EXPECT_NE(find_conv_variant(name), nullptr) << name;
 }
 

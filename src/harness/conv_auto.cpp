@@ -20,10 +20,10 @@ std::vector<std::string> conv_auto_order(const ConvProblem& p, BackendKind backe
   if (p.c_per_group() <= 8 && p.k_per_group() <= 64) return {"conv.depthwise", "conv.gather"};
   // bf16 2D row: conv.gemm.tc 0.29 ms, conv.gemm 1.57, conv.gather 23.6.
   if (p.dtype == DType::f16 || p.dtype == DType::bf16) return {"conv.gemm.tc", "conv.gemm"};
-  // fp32 2D 3 x 3 stride-1 windows, C/groups 32 to 256 (bench/results/2026-11-25_h100_conv_winograd.md):
-  // conv.winograd 0.12-0.61 ms against conv.gemm 0.23-1.69 ms on all six rows, channels-last too.
-  // Below 32 no row was measured, so the GEMM keeps those.
-  if (p.dtype == DType::f32 && p.dims == 2 && p.c_per_group() >= 32 && winograd_window(p)) return {"conv.winograd", "conv.gemm"};
+  // fp32 3 x 3 (1D: 3-tap) stride-1 windows, C/groups 32 to 512 (bench/results/2026-11-25_h100_conv_winograd.md):
+  // conv.winograd 0.12-0.61 ms against conv.gemm 0.23-1.69 ms on all six 2D rows, channels-last
+  // too, and 0.480 against 0.687 ms on the 1D row. Below 32 no row was measured, so the GEMM keeps those.
+  if (p.dtype == DType::f32 && p.dims <= 2 && p.c_per_group() >= 32 && winograd_window(p)) return {"conv.winograd", "conv.gemm"};
   return {"conv.gemm"};
 }
 
