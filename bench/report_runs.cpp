@@ -55,10 +55,27 @@ nlohmann::json parse_report_json(const std::string& text) {
   return nlohmann::json::parse(clean, nullptr, false);
 }
 
-ReportRuns report_runs(const std::string& text, const std::string& source) {
-  const nlohmann::json doc = parse_report_json(text);
+nlohmann::json report_document(const std::string& text, const std::string& source, const std::string& writer) {
+  nlohmann::json doc = parse_report_json(text);
   if (doc.is_discarded() || !doc.is_object() || !doc.contains("benchmarks") || !doc["benchmarks"].is_array())
-    throw InvalidInput("report " + source + " is not a Google Benchmark JSON report (poolgrad bench --out)");
+    throw InvalidInput("report " + source + " is not a Google Benchmark JSON report (" + writer + ")");
+  return doc;
+}
+
+bool read_benchmark_run(const nlohmann::json& b, BenchmarkRun* out) {
+  if (b.value("run_type", "iteration") == "aggregate" || b.value("error_occurred", false)) return false;
+  std::string name = b.value("name", "");
+  if (const auto cut = name.rfind("/manual_time"); cut != std::string::npos) name.erase(cut);
+  const auto slash = name.find('/');
+  if (slash == std::string::npos) return false;
+  out->variant = name.substr(0, slash);
+  out->row = name.substr(slash + 1);
+  out->ms = to_ms(b.value("real_time", 0.0), b.value("time_unit", "ms"));
+  return true;
+}
+
+ReportRuns report_runs(const std::string& text, const std::string& source) {
+  const nlohmann::json doc = report_document(text, source, "poolgrad bench --out");
   ReportRuns out;
   double copy_gbps = 0;
   if (doc.contains("context") && doc["context"].is_object()) {
@@ -67,15 +84,12 @@ ReportRuns report_runs(const std::string& text, const std::string& source) {
   }
   const std::vector<Row> baseline = baseline_rows();
   for (const auto& b : doc["benchmarks"]) {
-    if (b.value("run_type", "iteration") == "aggregate" || b.value("error_occurred", false)) continue;
-    std::string name = b.value("name", "");
-    if (const auto cut = name.rfind("/manual_time"); cut != std::string::npos) name.erase(cut);
-    const auto slash = name.find('/');
-    if (slash == std::string::npos || name.compare(0, slash, "copy") == 0) continue;
+    BenchmarkRun run;
+    if (!read_benchmark_run(b, &run) || run.variant == "copy") continue;
     TimedRun r;
-    r.variant = name.substr(0, slash);
-    r.row = name.substr(slash + 1);
-    r.ms = to_ms(b.value("real_time", 0.0), b.value("time_unit", "ms"));
+    r.variant = run.variant;
+    r.row = run.row;
+    r.ms = run.ms;
     r.copy_gbps = copy_gbps;
     r.deterministic = b.value("deterministic", 1.0) != 0.0;  // reports before the counter: unknown, taken as yes
     // Reports before the vendor counter: cuDNN's family was the only vendor library's.
@@ -89,7 +103,7 @@ ReportRuns report_runs(const std::string& text, const std::string& source) {
           found = true;
         }
       if (!found) {
-        out.unknown.push_back(name);
+        out.unknown.push_back(run.variant + "/" + run.row);
         continue;
       }
     }

@@ -24,6 +24,18 @@ std::string read_report_file(const std::string& path);
 // values are read as null. A text that is not JSON gives a discarded value.
 nlohmann::json parse_report_json(const std::string& text);
 
+// The report's document, checked to be a Google Benchmark JSON report; throws InvalidInput naming
+// `source` (and `writer`, the program that writes such reports) otherwise.
+nlohmann::json report_document(const std::string& text, const std::string& source, const std::string& writer);
+
+// One benchmark of a report as "VARIANT/ROW[/manual_time]": the variant, the row and the time in
+// ms; false for aggregates, failed runs and names without a row.
+struct BenchmarkRun {
+  std::string variant, row;
+  double ms = 0;
+};
+bool read_benchmark_run(const nlohmann::json& b, BenchmarkRun* out);
+
 // Runs that failed verification, and the copy rows, are left out. A run's problem is its
 // label (the problem line); reports written before labels carried it name a baseline row,
 // which is looked up by name. A run with neither is listed as unknown.

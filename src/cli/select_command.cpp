@@ -57,21 +57,27 @@ void report_rows_against_best(const std::vector<SelectionEntry>& entries, const 
               rows.size());
 }
 
-// The conv classes of conv_bench reports, ranked, and what --variant auto (src/harness/conv_auto.cpp)
-// tries first on each measured row against the row's fastest.
-void report_conv_classes(const std::vector<ConvTimedRun>& runs, const std::string& source) {
-  const std::vector<SelectionEntry> entries = build_conv_selection(runs, source);
-  std::printf("%-40s %4s  %-16s %8s  %s\n", "conv class", "rows", "fastest", "margin", "next");
+// One line per class: its fastest variant, the margin over the next, and how far the fastest
+// falls behind on its worst row. `key_width` and `variant_width` are the columns' widths.
+void print_class_table(const std::vector<SelectionEntry>& entries, const char* heading, int key_width, int variant_width) {
+  std::printf("%-*s %4s  %-*s %8s  %s\n", key_width, heading, "rows", variant_width, "fastest", "margin", "next");
   for (const SelectionEntry& e : entries) {
     const RankedVariant& best = e.ranking.front();
     char margin[32] = "-";
     if (e.margin_pct() >= 0) std::snprintf(margin, sizeof margin, "%.1f%%", e.margin_pct());
-    std::printf("%-40s %4d  %-16s %8s  %s\n", e.key.c_str(), e.rows, best.variant.c_str(), margin,
+    std::printf("%-*s %4d  %-*s %8s  %s\n", key_width, e.key.c_str(), e.rows, variant_width, best.variant.c_str(), margin,
                 e.ranking.size() > 1 ? e.ranking[1].variant.c_str() : "(only one variant ran)");
     if (best.worst_slowdown > 1.0)
       std::printf("    %s is %.1f%% behind the fastest on its worst row of the class\n", best.variant.c_str(),
                   100.0 * (best.worst_slowdown - 1.0));
   }
+}
+
+// The conv classes of conv_bench reports, ranked, and what --variant auto (src/harness/conv_auto.cpp)
+// tries first on each measured row against the row's fastest.
+void report_conv_classes(const std::vector<ConvTimedRun>& runs, const std::string& source) {
+  const std::vector<SelectionEntry> entries = build_conv_selection(runs, source);
+  print_class_table(entries, "conv class", 40, 16);
   std::printf("%zu conv classes from %zu timed runs\n", entries.size(), runs.size());
   const ConvAuditResult audit = audit_conv_order(
       runs, [](const ConvProblem& p) { return conv_auto_order(p, BackendKind::gpu); }, kAutoTolerancePct);
@@ -219,17 +225,7 @@ int select(SelectCommandOptions& o) {
   if (runs.empty()) return 0;
   const SelectionTable table = build_selection_table(runs, device, o.reports, true);
   const std::vector<SelectionEntry>& entries = table.classes;
-  std::printf("%-58s %4s  %-22s %8s  %s\n", "class", "rows", "fastest", "margin", "next");
-  for (const SelectionEntry& e : entries) {
-    const RankedVariant& best = e.ranking.front();
-    char margin[32] = "-";
-    if (e.margin_pct() >= 0) std::snprintf(margin, sizeof margin, "%.1f%%", e.margin_pct());
-    std::printf("%-58s %4d  %-22s %8s  %s\n", e.key.c_str(), e.rows, best.variant.c_str(), margin,
-                e.ranking.size() > 1 ? e.ranking[1].variant.c_str() : "(only one variant ran)");
-    if (best.worst_slowdown > 1.0)
-      std::printf("    %s is %.1f%% behind the fastest on its worst row of the class\n", best.variant.c_str(),
-                  100.0 * (best.worst_slowdown - 1.0));
-  }
+  print_class_table(entries, "class", 58, 22);
   std::printf("%zu classes from %zu timed runs\n", entries.size(), runs.size());
   report_rows_against_best(entries, runs);
   const ModelScore score = leave_one_out(table.problems, table.weights);
