@@ -507,14 +507,15 @@ __global__ void PG_LAUNCH_BOUNDS(kGemmThreads, sizeof(accum_t<T>) == 4 && !CL ? 
 struct ConvGemm {
   static constexpr ConvTraits traits{.name = "conv.gemm", .deterministic = true, .gpu_only = true};
   // Sizes for the fuzz: with 128- or 256-row tiles, several tiles and a partial last one need a
-  // few hundred positions per phase; C and K past one 8-step stage and, now and then, past a
-  // 64-wide tile.
+  // few hundred positions per phase; C and K past one 8-step stage and, now and then, C past a
+  // 64-wide tile and past 128 (a second 128-wide column tile: until C/groups reached 140, no fuzz
+  // case had a block with a column offset).
   static ConvDomain domain() {
     ConvDomain d;
     d.reach[0] = 6;
     d.reach[1] = 14;
     d.reach[2] = 24;
-    d.max_c_per_group = 70;
+    d.max_c_per_group = 140;
     d.max_k_per_group = 20;
     return d;
   }
