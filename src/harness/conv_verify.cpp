@@ -5,7 +5,6 @@
 #include <sstream>
 
 #include "reference/conv_reference.hpp"
-#include "reference/conv_winograd_bound.hpp"
 #include "src/harness/case_phases.hpp"
 #include "src/harness/verify_common.hpp"
 
@@ -19,6 +18,12 @@ std::string conv_coord_text(const ConvProblem& p, int64_t i) { return element_co
 std::string conv_replay_command(const ConvProblem& p, const ConvVariant& v, const Backend& b, const DataSpec& spec) {
   return "poolgrad replay --problem '" + conv_to_string(p) + "' --data " + data_kind_name(spec.kind) + " --seed " +
          std::to_string(spec.seed) + " --variant " + v.name + " --backend " + b.name();
+}
+
+std::optional<ref::ConvBound> conv_model_bound(ConvErrorModel model, const ConvProblem& p, const std::vector<double>& dy,
+                                               const std::vector<double>& w) {
+  if (model == ConvErrorModel::direct) return std::nullopt;
+  return ref::winograd_f4x4_bound(p, dy, w);
 }
 
 ConvExpected compute_conv_expected(const ConvProblem& p, const DataSpec& spec) {
@@ -41,7 +46,7 @@ ConvExpected conv_expected_from(const ConvProblem& p, ConvHostData data) {
 struct ConvPreparedRun::Impl : RunState<ConvVariant, ConvProblem, ConvBuffers> {
   std::shared_ptr<const ConvExpected> expected;
   Guarded w;
-  ref::ConvBound bound;  // the variant's own bound when its error model is not the direct sum's (at the first verify)
+  std::optional<ref::ConvBound> bound;  // the variant's own bound when its error model is not the direct sum's (at the first verify)
 
   Impl(Backend& b, const ConvVariant& v, const ConvProblem& p, const DataSpec& s, std::shared_ptr<const ConvExpected> e)
       : RunState(b, v, p, s, conv_to_string(p), conv_replay_command(p, v, b, s)), expected(std::move(e)) {}
@@ -71,12 +76,11 @@ void ConvPreparedRun::start_verify(const VerifyOptions& opt) {
   c.inputs = {{&m.dy, "dy"}, {&m.w, "w"}};
   // Computed here, not with the buffers: a prepared run that is only timed (conv_bench's full
   // batch) never compares, and the bound costs about what the oracle does.
-  if (m.variant.error_model == ConvErrorModel::winograd_f4x4 && m.bound.abs_sum.empty()) {
+  if (m.variant.error_model != ConvErrorModel::direct && !m.bound) {
     const PhaseScope oracle(Phase::oracle);
-    m.bound = ref::winograd_f4x4_bound(m.problem, e.data.dy, e.data.w);
+    m.bound = conv_model_bound(m.variant.error_model, m.problem, e.data.dy, e.data.w);
   }
-  c.want = m.variant.error_model == ConvErrorModel::direct ? OracleAnswer{&e.dx, &e.abs_sum, &e.terms}
-                                                            : OracleAnswer{&e.dx, &m.bound.abs_sum, &m.bound.terms};
+  c.want = m.bound ? OracleAnswer{&e.dx, &m.bound->abs_sum, &m.bound->terms} : OracleAnswer{&e.dx, &e.abs_sum, &e.terms};
   c.coord = [p = &m.problem](int64_t i) { return conv_coord_text(*p, i); };
   m.start(c, opt);
 }

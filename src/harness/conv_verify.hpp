@@ -8,10 +8,12 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "src/model/backend.hpp"
+#include "reference/conv_winograd_bound.hpp"
 #include "src/model/conv_problem.hpp"
 #include "src/harness/conv_registry.hpp"
 #include "src/harness/datagen.hpp"
@@ -20,6 +22,11 @@
 namespace pg {
 
 std::string conv_replay_command(const ConvProblem& p, const ConvVariant& v, const Backend& b, const DataSpec& spec);
+
+// The bound of a variant whose error model is not the direct sum's (reference/conv_winograd_bound.hpp);
+// nothing for a direct one, which the oracle's term counts bound.
+std::optional<ref::ConvBound> conv_model_bound(ConvErrorModel model, const ConvProblem& p, const std::vector<double>& dy,
+                                               const std::vector<double>& w);
 
 // The oracle's answer for one case, computed once and shared by every variant.
 struct ConvExpected {
