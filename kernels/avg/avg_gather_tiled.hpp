@@ -37,6 +37,7 @@
 #include "src/model/backend.hpp"
 #include "src/model/variant.hpp"
 #include "kernels/avg/avg_geometry.hpp"
+#include "kernels/common/even_piece.hpp"
 #include "kernels/common/exec.hpp"
 #include "kernels/common/variant_defaults.hpp"
 
@@ -76,13 +77,6 @@ struct AvgTilePlan {
 
 inline bool avg_copy_axis(const Problem& p, int a) {
   return p.kernel[a] == 1 && p.stride[a] == 1 && p.pad_begin[a] == 0 && p.pad_end[a] == 0;
-}
-
-// n cut into even pieces of at most `want` (56 in pieces of 32 is two of 28, not 32 + 24).
-inline int64_t even_piece(int64_t n, int64_t want) {
-  want = std::max<int64_t>(1, std::min(want, n));
-  const int64_t pieces = (n + want - 1) / want;
-  return (n + pieces - 1) / pieces;
 }
 
 // Fills the layout of a plan whose tile, planes and lanes are chosen; false when a window span

@@ -203,25 +203,24 @@ PG_HD int64_t encode_position(const MaxGeom<Idx>& g, const Idx* q, Idx lin, Idx 
   return lin;
 }
 
-// The input-plane position (row-major) that stored index v of window o names, or -1 when v
-// is not one of that window's taps inside the input: such an index is skipped, never
-// followed out of bounds (ORT's MaxPoolGrad writes wherever a foreign index points).
+// Whether stored index v of window o names one of that window's taps inside the input, and
+// then its input coordinates in q. An index that does not is skipped, never followed out of
+// bounds (ORT's MaxPoolGrad writes wherever a foreign index points).
 template <class Idx>
-PG_HD Idx decode_index(const MaxGeom<Idx>& g, int64_t v, Idx nc, const Idx* o) {
-  Idx q[kAxes];
+PG_HD bool decode_index_at(const MaxGeom<Idx>& g, int64_t v, Idx nc, const Idx* o, Idx* q) {
   if (g.format == IndexFormat::window) {
-    if (v < 0 || v >= g.taps) return -1;
+    if (v < 0 || v >= g.taps) return false;
     Idx r = static_cast<Idx>(v);
     for (int a = kAxes - 1; a >= 0; --a) {
       const Idx rest = g.k_div[a].div(r);
       q[a] = o[a] * g.s[a] - g.pb[a] + (r - rest * g.k[a]) * g.d[a];
-      if (q[a] < 0 || q[a] >= g.in[a]) return -1;
+      if (q[a] < 0 || q[a] >= g.in[a]) return false;
       r = rest;
     }
-    return in_lin(g, q);
+    return true;
   }
   const int64_t local = g.format == IndexFormat::plane ? v : v - static_cast<int64_t>(nc) * g.in_plane;
-  if (local < 0 || local >= g.in_plane) return -1;
+  if (local < 0 || local >= g.in_plane) return false;
   Idx r = static_cast<Idx>(local);
   if (g.format == IndexFormat::global_col) {
     for (int a = 0; a < kAxes; ++a) {
@@ -237,8 +236,16 @@ PG_HD Idx decode_index(const MaxGeom<Idx>& g, int64_t v, Idx nc, const Idx* o) {
     }
   }
   for (int a = 0; a < kAxes; ++a)
-    if (!is_tap(g, a, q[a], o[a])) return -1;
-  return in_lin(g, q);
+    if (!is_tap(g, a, q[a], o[a])) return false;
+  return true;
+}
+
+// The input-plane position (row-major) that stored index v of window o names, or -1 when it
+// names none of the window's taps (decode_index_at).
+template <class Idx>
+PG_HD Idx decode_index(const MaxGeom<Idx>& g, int64_t v, Idx nc, const Idx* o) {
+  Idx q[kAxes];
+  return decode_index_at(g, v, nc, o, q) ? in_lin(g, q) : Idx{-1};
 }
 
 }  // namespace pg

@@ -10,6 +10,7 @@
 #include "kernels/max/max_gather_stored.hpp"
 #include "kernels/max/max_gather_stored_run.hpp"
 #include "kernels/max/max_gather_stream.hpp"
+#include "kernels/max/max_gather_tiled.hpp"
 #include "kernels/max/max_scatter.hpp"
 #include "kernels/register.hpp"
 
@@ -23,6 +24,7 @@ using MaxVariants = VariantList<MaxScatterStored,
                                 MaxGatherBlockCf,
                                 MaxGatherBlockCl,
                                 MaxGatherStream,
+                                MaxGatherTiled,
                                 MaxScatterRecompute,
                                 MaxGatherRecompute,
                                 MaxDirectStored,

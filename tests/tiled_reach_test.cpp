@@ -1,0 +1,91 @@
+// The tiled variants' properties draw their problems from the variant's own domain
+// (fuzz/problem_gen.cpp) and run them on the CPU backend's tile budget. These count, over the
+// same draws, how often each structure of the tile plan comes up. A structure the draws never
+// reach is one no CI fuzz run tests, so each must come up in at least 1% of the draws.
+// avg.gather.tiled: several tiles along each axis with a partial last one, planes side by side
+// and walked as rows with a partial last group, channels split into lane tiles with a partial
+// last one, one, two and three passes, and both tap loops.
+// max.gather.tiled: the same tiles, planes and lanes, and its bands: several rows of the tile's
+// width with a partial last group, part of a row with a partial last segment, one whole row.
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+
+#include <iostream>
+#include <map>
+#include <string>
+
+#include "fuzz/problem_gen.hpp"
+#include "kernels/avg/avg_gather_tiled.hpp"
+#include "kernels/max/max_gather_tiled.hpp"
+
+namespace pg {
+namespace {
+
+TEST(AvgTiledReach, TheFuzzDrawsEveryTileStructure) {
+  std::map<std::string, int> seen;
+  int cases = 0;
+  const bool ok = rc::check("avg.gather.tiled's tile plans on the fuzz's problems", [&] {
+    const Problem p = *fuzz::problem(Op::avg, AvgGatherTiled::domain());
+    RC_PRE(AvgGatherTiled::supports(p).ok && p.n > 0);
+    AvgTilePlan plan;
+    RC_ASSERT(plan_avg_tiles(p, p.dtype == DType::f64 ? 8 : 4, kTiledCpuBudget, &plan));
+    RC_ASSERT(plan.bytes <= kTiledSmemBytes);
+    ++cases;
+    static const char* kAxisName[kAxes] = {"D", "H", "W"};
+    for (int a = 0; a < kAxes; ++a)
+      if (p.in[a] > plan.tile[a] && p.in[a] % plan.tile[a] != 0)
+        ++seen[std::string("several tiles along ") + kAxisName[a] + ", the last partial"];
+    const bool cl = p.layout == Layout::channels_last;
+    const int64_t outer = cl ? p.n : p.n * p.c;
+    if (plan.col_planes > 1) ++seen["planes side by side"];
+    if (plan.row_planes > 1) ++seen["planes walked as rows"];
+    if (plan.planes > 1 && outer % plan.planes != 0) ++seen["a partial last group of planes"];
+    if (cl && p.c > plan.lanes && p.c % plan.lanes != 0) ++seen["lane tiles, the last partial"];
+    ++seen[std::to_string(plan.sums[0] + plan.sums[1] + plan.sums[2]) + " passes"];
+    ++seen[plan.max_taps <= kTiledUnrolledTaps ? "unrolled tap loop" : "tap loop of any length"];
+  });
+  ASSERT_TRUE(ok);
+  std::string report;
+  for (const auto& [what, n] : seen) report += "\n  " + what + ": " + std::to_string(n);
+  for (const char* what : {"several tiles along D, the last partial", "several tiles along H, the last partial",
+                           "several tiles along W, the last partial", "planes side by side", "planes walked as rows",
+                           "a partial last group of planes", "lane tiles, the last partial", "1 passes", "2 passes",
+                           "3 passes", "unrolled tap loop", "tap loop of any length"})
+    EXPECT_GE(seen[what], cases / 100) << what << " in " << cases << " cases:" << report;
+}
+
+TEST(MaxTiledReach, TheFuzzDrawsEveryTileStructure) {
+  std::map<std::string, int> seen;
+  int cases = 0;
+  const bool ok = rc::check("max.gather.tiled's tile plans on the fuzz's problems", [&] {
+    const Problem p = *fuzz::problem(Op::max, MaxGatherTiled::domain());
+    RC_PRE(MaxGatherTiled::supports(p).ok && p.n > 0);
+    MaxTilePlan plan;
+    RC_ASSERT(plan_max_tiles(p, p.dtype == DType::f64 ? 8 : 4, kMaxTiledCpuBudget, &plan));
+    RC_ASSERT(plan.bytes <= kMaxTiledSmemBytes);
+    ++cases;
+    static const char* kAxisName[kAxes] = {"D", "H", "W"};
+    for (int a = 0; a < kAxes; ++a)
+      if (p.in[a] > plan.tile[a] && p.in[a] % plan.tile[a] != 0)
+        ++seen[std::string("several tiles along ") + kAxisName[a] + ", the last partial"];
+    const bool cl = p.layout == Layout::channels_last;
+    const int64_t outer = cl ? p.n : p.n * p.c;
+    if (plan.planes > 1 && outer % plan.planes != 0) ++seen["a partial last group of planes"];
+    if (cl && p.c > plan.lanes && p.c % plan.lanes != 0) ++seen["lane tiles, the last partial"];
+    if (plan.band_rows > 1 && plan.tile[1] % plan.band_rows != 0) ++seen["bands of several rows, the last partial"];
+    if (plan.segments > 1 && plan.tile[2] % plan.band_width != 0) ++seen["bands of part of a row, the last partial"];
+    if (plan.band_rows == 1 && plan.segments == 1) ++seen["bands of one whole row"];
+  });
+  ASSERT_TRUE(ok);
+  std::string report;
+  for (const auto& [what, n] : seen) report += "\n  " + what + ": " + std::to_string(n);
+  std::cout << cases << " cases:" << report << "\n";
+  for (const char* what : {"several tiles along D, the last partial", "several tiles along H, the last partial",
+                           "several tiles along W, the last partial", "a partial last group of planes",
+                           "lane tiles, the last partial", "bands of several rows, the last partial",
+                           "bands of part of a row, the last partial", "bands of one whole row"})
+    EXPECT_GE(seen[what], cases / 100) << what << " in " << cases << " cases:" << report;
+}
+
+}  // namespace
+}  // namespace pg
