@@ -37,6 +37,7 @@
 namespace pg {
 
 inline constexpr int kMaxTiledThreads = 256;
+inline constexpr int kLoadBatch = 4;  // slots a thread reads before it decodes them (phase 1)
 
 inline constexpr size_t kMaxTiledSmemBytes = 48 * 1024;  // no opt-in: four blocks share a multiprocessor
 
@@ -234,29 +235,45 @@ struct MaxTiledBlock {
 
   // Phase 1: per laid-out window and lane, the tile position its stored index names (-1: none,
   // outside the tile, or the window, plane or lane outside the tensor) and then its dy.
-  // Consecutive slots are consecutive lanes, then windows along W: coalesced reads.
+  // Consecutive slots are consecutive lanes, then windows along W: coalesced reads. A thread
+  // reads kLoadBatch slots' index and dy before it decodes any: the phase is bound by memory
+  // latency, and one slot at a time (index, then dy) left a tile's load at ~2 round trips per slot.
   PG_HD void load(const Frame& f, int tid) const {
-    const int L = plan.lanes;
-    const int slots = plan.planes * plan.windows * L;
-    for (int s = tid; s < slots; s += plan.threads) {
-      int rest = plan.by_lanes.div(s);
-      const int lane = s - rest * L;
-      int w[kAxes];
-      for (int a = kAxes - 1; a >= 0; --a) {
-        const int next = plan.by_lay[a].div(rest);
-        w[a] = rest - next * plan.lay[a];
-        rest = next;
+    const int slots = plan.planes * plan.windows * plan.lanes;
+    for (int base = tid; base < slots; base += kLoadBatch * plan.threads) {
+      Idx o[kLoadBatch][kAxes], q[kLoadBatch], c[kLoadBatch];
+      bool in[kLoadBatch];
+      int64_t stored[kLoadBatch];
+      A grad[kLoadBatch];
+#pragma unroll
+      for (int j = 0; j < kLoadBatch; ++j) {
+        const int s = base + j * plan.threads;
+        int rest = plan.by_lanes.div(s);
+        const int lane = s - rest * plan.lanes;
+        for (int a = kAxes - 1; a >= 0; --a) {
+          const int next = plan.by_lay[a].div(rest);
+          o[j][a] = f.o0[a] + (rest - next * plan.lay[a]);
+          rest = next;
+        }
+        q[j] = f.outer0 + rest;
+        c[j] = f.c0 + lane;
+        in[j] = s < slots && q[j] < outer && c[j] < lanes_total && o[j][0] < g.out[0] && o[j][1] < g.out[1] &&
+                o[j][2] < g.out[2];
+        stored[j] = -1;
+        grad[j] = A(0);
+        if (in[j]) {
+          const Idx at = (q[j] * g.out_plane + out_lin(g, o[j])) * lanes_total + c[j];
+          load_indices<1>(indices, g.index_type, at, &stored[j]);
+          grad[j] = static_cast<A>(to_float(dy[at]));
+        }
       }
-      const Idx q = f.outer0 + rest, c = f.c0 + lane;
-      const Idx o[kAxes] = {f.o0[0] + w[0], f.o0[1] + w[1], f.o0[2] + w[2]};
-      int named = -1;
-      A grad = A(0);
-      if (q < outer && c < lanes_total && o[0] < g.out[0] && o[1] < g.out[1] && o[2] < g.out[2]) {
-        const Idx at = (q * g.out_plane + out_lin(g, o)) * lanes_total + c;
-        int64_t stored;
-        load_indices<1>(indices, g.index_type, at, &stored);
+#pragma unroll
+      for (int j = 0; j < kLoadBatch; ++j) {
+        const int s = base + j * plan.threads;
+        if (s >= slots) break;
+        int named = -1;
         Idx pos[kAxes];
-        if (decode_index_at(g, stored, g.channels_last ? q * g.c + c : q, o, pos)) {
+        if (in[j] && decode_index_at(g, stored[j], g.channels_last ? q[j] * g.c + c[j] : q[j], o[j], pos)) {
           int local = 0;
           bool inside = true;
           for (int a = 0; a < kAxes; ++a) {
@@ -264,14 +281,11 @@ struct MaxTiledBlock {
             inside = inside && t >= 0 && t < plan.tile[a];
             local = local * plan.tile[a] + static_cast<int>(t);
           }
-          if (inside) {
-            named = local;
-            grad = static_cast<A>(to_float(dy[at]));
-          }
+          if (inside) named = local;
         }
+        f.named[s] = named;
+        f.grad[s] = grad[j];  // read only where named is a band position
       }
-      f.named[s] = named;
-      f.grad[s] = grad;
     }
   }
 
