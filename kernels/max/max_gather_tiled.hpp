@@ -184,9 +184,12 @@ inline bool plan_max_tiles(const Problem& p, size_t accum_size, const MaxTileBud
 
 // The work of one block on one tile, as phases for plan.threads cooperating threads; every
 // thread finishes a phase before any starts the next (a barrier on the GPU, phase-major order on
-// the CPU).
-template <class T, class Idx>
+// the CPU). A0 is the first axis that is not trivially 1 (1 for 1D and 2D problems, whose
+// slots then skip D's arithmetic); kLanes: channels-last (lanes split off every slot index).
+template <class T, class Idx, int A0, bool kLanes>
 struct MaxTiledBlock {
+  using Value = T;
+  using Index = Idx;
   using A = accum_t<T>;
   MaxGeom<Idx> g;
   MaxTilePlan plan;
@@ -248,17 +251,23 @@ struct MaxTiledBlock {
 #pragma unroll
       for (int j = 0; j < kLoadBatch; ++j) {
         const int s = base + j * plan.threads;
-        int rest = plan.by_lanes.div(s);
-        const int lane = s - rest * plan.lanes;
-        for (int a = kAxes - 1; a >= 0; --a) {
+        int rest = s, lane = 0;
+        if constexpr (kLanes) {
+          rest = plan.by_lanes.div(s);
+          lane = s - rest * plan.lanes;
+        }
+        o[j][0] = 0;
+#pragma unroll
+        for (int a = kAxes - 1; a >= A0; --a) {
           const int next = plan.by_lay[a].div(rest);
           o[j][a] = f.o0[a] + (rest - next * plan.lay[a]);
           rest = next;
         }
         q[j] = f.outer0 + rest;
         c[j] = f.c0 + lane;
-        in[j] = s < slots && q[j] < outer && c[j] < lanes_total && o[j][0] < g.out[0] && o[j][1] < g.out[1] &&
-                o[j][2] < g.out[2];
+        in[j] = s < slots && q[j] < outer && (!kLanes || c[j] < lanes_total);
+#pragma unroll
+        for (int a = A0; a < kAxes; ++a) in[j] = in[j] && o[j][a] < g.out[a];
         stored[j] = -1;
         grad[j] = A(0);
         if (in[j]) {
@@ -273,10 +282,11 @@ struct MaxTiledBlock {
         if (s >= slots) break;
         int named = -1;
         Idx pos[kAxes];
-        if (in[j] && decode_index_at(g, stored[j], g.channels_last ? q[j] * g.c + c[j] : q[j], o[j], pos)) {
+        if (in[j] && decode(stored[j], kLanes ? q[j] * g.c + c[j] : q[j], o[j], pos)) {
           int local = 0;
           bool inside = true;
-          for (int a = 0; a < kAxes; ++a) {
+#pragma unroll
+          for (int a = A0; a < kAxes; ++a) {
             const Idx t = pos[a] - f.i0[a];
             inside = inside && t >= 0 && t < plan.tile[a];
             local = local * plan.tile[a] + static_cast<int>(t);
@@ -287,6 +297,30 @@ struct MaxTiledBlock {
         f.grad[s] = grad[j];  // read only where named is a band position
       }
     }
+  }
+
+  // decode_index_at, with the common formats (plane and global_row: a row-major position) split
+  // into coordinates only along the axes from A0.
+  PG_HD bool decode(int64_t v, Idx nc, const Idx* o, Idx* pos) const {
+    if (g.format == IndexFormat::window || g.format == IndexFormat::global_col) return decode_index_at(g, v, nc, o, pos);
+    const int64_t local = g.format == IndexFormat::plane ? v : v - static_cast<int64_t>(nc) * g.in_plane;
+    if (local < 0 || local >= g.in_plane) return false;
+    Idx r = static_cast<Idx>(local);
+    pos[0] = 0;
+#pragma unroll
+    for (int a = kAxes - 1; a > A0; --a) {
+      const Idx next = g.in_div[a].div(r);
+      pos[a] = r - next * g.in[a];
+      r = next;
+    }
+    pos[A0] = r;
+    bool ok = true;
+#pragma unroll
+    for (int a = A0; a < kAxes; ++a) {
+      const Idx t = pos[a] - (o[a] * g.s[a] - g.pb[a]);
+      ok = ok && t >= 0 && t <= g.reach[a] && (g.d[a] == 1 || g.d_div[a].mod(t) == 0);
+    }
+    return ok;
   }
 
   // Phase 2: per band and lane, one thread sums into its own positions every laid-out window
@@ -326,9 +360,13 @@ struct MaxTiledBlock {
                            static_cast<int>(oy - f.o0[1])) * plan.lay[2] + w_first;
           const int* named = f.named + row * L + lane;
           const A* grad = f.grad + row * L + lane;
+          // Every window adds, a miss 0 to the band's first position: in a warp some thread
+          // nearly always hits, and a branch made the whole warp take both paths.
           for (int j = 0; j < w_count; ++j) {
             const int at = named[j * L];
-            if (static_cast<unsigned>(at - first) < span) sum[at * L] += grad[j * L];
+            const bool hit = static_cast<unsigned>(at - first) < span;
+            const A add = grad[j * L];
+            sum[(hit ? at : first) * L] += hit ? add : A(0);
           }
         }
       }
@@ -340,18 +378,22 @@ struct MaxTiledBlock {
     const int L = plan.lanes;
     const int slots = plan.planes * plan.positions * L;
     for (int s = tid; s < slots; s += plan.threads) {
-      int rest = plan.by_lanes.div(s);
-      const int lane = s - rest * L;
-      Idx i[kAxes];
+      int rest = s, lane = 0;
+      if constexpr (kLanes) {
+        rest = plan.by_lanes.div(s);
+        lane = s - rest * L;
+      }
+      Idx i[kAxes] = {0, 0, 0};
       bool in = true;
-      for (int a = kAxes - 1; a >= 0; --a) {
+#pragma unroll
+      for (int a = kAxes - 1; a >= A0; --a) {
         const int next = plan.by_tile[a].div(rest);
         i[a] = f.i0[a] + (rest - next * plan.tile[a]);
         in = in && i[a] < g.in[a];
         rest = next;
       }
       const Idx q = f.outer0 + rest, c = f.c0 + lane;
-      if (in && q < outer && c < lanes_total) dx[(q * g.in_plane + in_lin(g, i)) * lanes_total + c] = from_accum<T>(f.sum[s]);
+      if (in && q < outer && (!kLanes || c < lanes_total)) dx[(q * g.in_plane + in_lin(g, i)) * lanes_total + c] = from_accum<T>(f.sum[s]);
       f.sum[s] = A(0);
     }
   }
@@ -363,10 +405,11 @@ struct MaxTiledBlock {
   }
 };
 
-template <class T, class Idx>
-MaxTiledBlock<T, Idx> make_max_tiled_block(const Problem& p, const MaxTilePlan& plan, const BwdBuffers& b,
-                                           int64_t* tiles) {
-  MaxTiledBlock<T, Idx> blk;
+template <class Block>
+Block make_max_tiled_block(const Problem& p, const MaxTilePlan& plan, const BwdBuffers& b, int64_t* tiles) {
+  using T = typename Block::Value;
+  using Idx = typename Block::Index;
+  Block blk;
   blk.g = make_max_geom<Idx>(p, 1);
   blk.plan = plan;
   const bool cl = p.layout == Layout::channels_last;
@@ -387,10 +430,10 @@ MaxTiledBlock<T, Idx> make_max_tiled_block(const Problem& p, const MaxTilePlan& 
   return blk;
 }
 
-template <class T, class Idx>
+template <class Block>
 struct MaxTiledOnCpu {
-  MaxTiledBlock<T, Idx> block;
-  void operator()(Idx tile_id) const {
+  Block block;
+  void operator()(typename Block::Index tile_id) const {
     alignas(16) unsigned char smem[kMaxTiledSmemBytes];
     const auto f = block.frame(tile_id, smem);
     auto every_thread = [&](auto phase) {
@@ -405,8 +448,8 @@ struct MaxTiledOnCpu {
 
 #if PG_GPU_COMPILER
 
-template <class T, class Idx>
-__global__ void __launch_bounds__(kMaxTiledThreads) max_tiled_kernel(MaxTiledBlock<T, Idx> block, Idx tiles) {
+template <class Block, class Idx>
+__global__ void __launch_bounds__(kMaxTiledThreads) max_tiled_kernel(Block block, Idx tiles) {
   extern __shared__ double max_tile_smem[];
   const int tid = threadIdx.x;
   unsigned char* smem = reinterpret_cast<unsigned char*>(max_tile_smem);
@@ -453,22 +496,25 @@ struct MaxGatherTiled : MaxVariant<MaxGatherTiled> {
       MaxTilePlan plan;
       const MaxTileBudget& budget = Exec::is_gpu ? kMaxTiledGpuBudget : kMaxTiledCpuBudget;
       if (!plan_max_tiles(p, sizeof(accum_t<T>), budget, &plan)) throw Error("max.gather.tiled: no tile fits");
-      int64_t tiles;
-      const auto block = make_max_tiled_block<T, Idx>(p, plan, b, &tiles);
-      if (tiles > 0) launch_tiles(ex, block, plan, tiles);
+      with_bit(p.layout == Layout::channels_last, [&]<int kLanes>() {
+        int64_t tiles;
+        const auto block = make_max_tiled_block<MaxTiledBlock<T, Idx, A0, kLanes == 1>>(p, plan, b, &tiles);
+        if (tiles > 0) launch_tiles(ex, block, plan, tiles);
+      });
     });
   }
 
  private:
-  template <class T, class Idx>
-  static void launch_tiles(const CpuExec& ex, const MaxTiledBlock<T, Idx>& block, const MaxTilePlan&, int64_t tiles) {
-    ex.template for_each<Idx>(tiles, MaxTiledOnCpu<T, Idx>{block});
+  template <class Block>
+  static void launch_tiles(const CpuExec& ex, const Block& block, const MaxTilePlan&, int64_t tiles) {
+    ex.template for_each<typename Block::Index>(tiles, MaxTiledOnCpu<Block>{block});
   }
 #if PG_GPU_COMPILER
-  template <class T, class Idx>
-  static void launch_tiles(const GpuExec& ex, const MaxTiledBlock<T, Idx>& block, const MaxTilePlan& plan, int64_t tiles) {
+  template <class Block>
+  static void launch_tiles(const GpuExec& ex, const Block& block, const MaxTilePlan& plan, int64_t tiles) {
+    using Idx = typename Block::Index;
     const unsigned grid = static_cast<unsigned>(std::min<int64_t>(tiles, int64_t{1} << 20));
-    max_tiled_kernel<T, Idx><<<grid, kMaxTiledThreads, plan.bytes, ex.stream>>>(block, static_cast<Idx>(tiles));
+    max_tiled_kernel<Block, Idx><<<grid, kMaxTiledThreads, plan.bytes, ex.stream>>>(block, static_cast<Idx>(tiles));
     PG_LAUNCH_CHECK("max_tiled_kernel");
   }
 #endif
