@@ -236,67 +236,95 @@ struct MaxTiledBlock {
     for (int i = tid; i < plan.planes * plan.positions * plan.lanes; i += plan.threads) f.sum[i] = A(0);
   }
 
+  // Threads take columns (W position and lane: consecutive columns are consecutive addresses)
+  // and walk rows (plane, D, H) of a box [rows][cols], so a column's constants are computed once;
+  // with fewer columns than threads, several threads share a column, taking every step-th row.
+  // Calls f(first_row, row_step, col) per column of this thread.
+  template <class F>
+  PG_HD void each_column(int cols, int tid, F&& f) const {
+    if (cols >= plan.threads) {
+      for (int col = tid; col < cols; col += plan.threads) f(0, 1, col);
+      return;
+    }
+    const int step = plan.threads / cols, row = tid / cols;
+    if (row < step) f(row, step, tid - row * cols);
+  }
+
+  // Row r of a box whose rows are (plane, D, H) with extents (-, e0, e1): its coordinates.
+  PG_HD void split_row(int r, int e0, const Divider<int32_t>& by_e1, const Divider<int32_t>& by_e0, int* plane, int* z,
+                       int* y) const {
+    const int rest = by_e1.div(r);
+    *y = r - rest * static_cast<int>(by_e1.divisor);
+    if constexpr (A0 == 0) {
+      *plane = by_e0.div(rest);
+      *z = rest - *plane * e0;
+    } else {
+      *plane = rest;
+      *z = 0;
+    }
+  }
+
   // Phase 1: per laid-out window and lane, the tile position its stored index names (-1: none,
-  // outside the tile, or the window, plane or lane outside the tensor) and then its dy.
-  // Consecutive slots are consecutive lanes, then windows along W: coalesced reads. A thread
+  // outside the tile, or the window, plane or lane outside the tensor) and then its dy. A thread
   // reads kLoadBatch slots' index and dy before it decodes any: the phase is bound by memory
   // latency, and one slot at a time (index, then dy) left a tile's load at ~2 round trips per slot.
   PG_HD void load(const Frame& f, int tid) const {
-    const int slots = plan.planes * plan.windows * plan.lanes;
-    for (int base = tid; base < slots; base += kLoadBatch * plan.threads) {
-      Idx o[kLoadBatch][kAxes], q[kLoadBatch], c[kLoadBatch];
-      bool in[kLoadBatch];
-      int64_t stored[kLoadBatch];
-      A grad[kLoadBatch];
-#pragma unroll
-      for (int j = 0; j < kLoadBatch; ++j) {
-        const int s = base + j * plan.threads;
-        int rest = s, lane = 0;
-        if constexpr (kLanes) {
-          rest = plan.by_lanes.div(s);
-          lane = s - rest * plan.lanes;
-        }
-        o[j][0] = 0;
-#pragma unroll
-        for (int a = kAxes - 1; a >= A0; --a) {
-          const int next = plan.by_lay[a].div(rest);
-          o[j][a] = f.o0[a] + (rest - next * plan.lay[a]);
-          rest = next;
-        }
-        q[j] = f.outer0 + rest;
-        c[j] = f.c0 + lane;
-        in[j] = s < slots && q[j] < outer && (!kLanes || c[j] < lanes_total);
-#pragma unroll
-        for (int a = A0; a < kAxes; ++a) in[j] = in[j] && o[j][a] < g.out[a];
-        stored[j] = -1;
-        grad[j] = A(0);
-        if (in[j]) {
-          const Idx at = (q[j] * g.out_plane + out_lin(g, o[j])) * lanes_total + c[j];
-          load_indices<1>(indices, g.index_type, at, &stored[j]);
-          grad[j] = static_cast<A>(to_float(dy[at]));
-        }
+    const int L = kLanes ? plan.lanes : 1;
+    const int cols = plan.lay[2] * L, rows = plan.planes * plan.lay[0] * plan.lay[1];
+    each_column(cols, tid, [&](int first_row, int row_step, int col) {
+      int wx = col, lane = 0;
+      if constexpr (kLanes) {
+        wx = plan.by_lanes.div(col);
+        lane = col - wx * L;
       }
+      const Idx ox = f.o0[2] + wx, c = f.c0 + lane;
+      const bool col_in = ox < g.out[2] && (!kLanes || c < lanes_total);
+      for (int r = first_row; r < rows; r += kLoadBatch * row_step) {
+        Idx o[kLoadBatch][kAxes], q[kLoadBatch];
+        bool in[kLoadBatch];
+        int64_t stored[kLoadBatch];
+        A grad[kLoadBatch];
 #pragma unroll
-      for (int j = 0; j < kLoadBatch; ++j) {
-        const int s = base + j * plan.threads;
-        if (s >= slots) break;
-        int named = -1;
-        Idx pos[kAxes];
-        if (in[j] && decode(stored[j], kLanes ? q[j] * g.c + c[j] : q[j], o[j], pos)) {
-          int local = 0;
-          bool inside = true;
-#pragma unroll
-          for (int a = A0; a < kAxes; ++a) {
-            const Idx t = pos[a] - f.i0[a];
-            inside = inside && t >= 0 && t < plan.tile[a];
-            local = local * plan.tile[a] + static_cast<int>(t);
+        for (int j = 0; j < kLoadBatch; ++j) {
+          const int rj = r + j * row_step;
+          int plane, z, y;
+          split_row(rj, plan.lay[0], plan.by_lay[1], plan.by_lay[0], &plane, &z, &y);
+          o[j][0] = f.o0[0] + z;
+          o[j][1] = f.o0[1] + y;
+          o[j][2] = ox;
+          q[j] = f.outer0 + plane;
+          in[j] = col_in && rj < rows && q[j] < outer && o[j][1] < g.out[1] && (A0 > 0 || o[j][0] < g.out[0]);
+          stored[j] = -1;
+          grad[j] = A(0);
+          if (in[j]) {
+            const Idx at = (q[j] * g.out_plane + out_lin(g, o[j])) * lanes_total + c;
+            load_indices<1>(indices, g.index_type, at, &stored[j]);
+            grad[j] = static_cast<A>(to_float(dy[at]));
           }
-          if (inside) named = local;
         }
-        f.named[s] = named;
-        f.grad[s] = grad[j];  // read only where named is a band position
+#pragma unroll
+        for (int j = 0; j < kLoadBatch; ++j) {
+          const int rj = r + j * row_step;
+          if (rj >= rows) break;
+          int named = -1;
+          Idx pos[kAxes];
+          if (in[j] && decode(stored[j], kLanes ? q[j] * g.c + c : q[j], o[j], pos)) {
+            int local = 0;
+            bool inside = true;
+#pragma unroll
+            for (int a = A0; a < kAxes; ++a) {
+              const Idx t = pos[a] - f.i0[a];
+              inside = inside && t >= 0 && t < plan.tile[a];
+              local = local * plan.tile[a] + static_cast<int>(t);
+            }
+            if (inside) named = local;
+          }
+          const int slot = rj * cols + col;
+          f.named[slot] = named;
+          f.grad[slot] = grad[j];  // read only where named is a band position
+        }
       }
-    }
+    });
   }
 
   // decode_index_at, with the common formats (plane and global_row: a row-major position) split
@@ -326,7 +354,7 @@ struct MaxTiledBlock {
   // Phase 2: per band and lane, one thread sums into its own positions every laid-out window
   // that names one, visiting the windows that cover the band in row-major order.
   PG_HD void gather(const Frame& f, int tid) const {
-    const int L = plan.lanes;
+    const int L = kLanes ? plan.lanes : 1;
     const int units = plan.planes * static_cast<int>(plan.by_bands.divisor) * L;
     for (int u = tid; u < units; u += plan.threads) {
       int rest = plan.by_lanes.div(u);
@@ -375,27 +403,29 @@ struct MaxTiledBlock {
 
   // Phase 3: the tile's sums to dx, coalesced, each left zero for the next tile.
   PG_HD void write(const Frame& f, int tid) const {
-    const int L = plan.lanes;
-    const int slots = plan.planes * plan.positions * L;
-    for (int s = tid; s < slots; s += plan.threads) {
-      int rest = s, lane = 0;
+    const int L = kLanes ? plan.lanes : 1;
+    const int cols = plan.tile[2] * L, rows = plan.planes * plan.tile[0] * plan.tile[1];
+    each_column(cols, tid, [&](int first_row, int row_step, int col) {
+      int x = col, lane = 0;
       if constexpr (kLanes) {
-        rest = plan.by_lanes.div(s);
-        lane = s - rest * L;
+        x = plan.by_lanes.div(col);
+        lane = col - x * L;
       }
-      Idx i[kAxes] = {0, 0, 0};
-      bool in = true;
-#pragma unroll
-      for (int a = kAxes - 1; a >= A0; --a) {
-        const int next = plan.by_tile[a].div(rest);
-        i[a] = f.i0[a] + (rest - next * plan.tile[a]);
-        in = in && i[a] < g.in[a];
-        rest = next;
+      Idx i[kAxes] = {0, 0, f.i0[2] + x};
+      const Idx c = f.c0 + lane;
+      const bool col_in = i[2] < g.in[2] && (!kLanes || c < lanes_total);
+      for (int r = first_row; r < rows; r += row_step) {
+        int plane, z, y;
+        split_row(r, plan.tile[0], plan.by_tile[1], plan.by_tile[0], &plane, &z, &y);
+        i[0] = f.i0[0] + z;
+        i[1] = f.i0[1] + y;
+        const Idx q = f.outer0 + plane;
+        const int slot = r * cols + col;
+        if (col_in && q < outer && i[1] < g.in[1] && (A0 > 0 || i[0] < g.in[0]))
+          dx[(q * g.in_plane + in_lin(g, i)) * lanes_total + c] = from_accum<T>(f.sum[slot]);
+        f.sum[slot] = A(0);
       }
-      const Idx q = f.outer0 + rest, c = f.c0 + lane;
-      if (in && q < outer && (!kLanes || c < lanes_total)) dx[(q * g.in_plane + in_lin(g, i)) * lanes_total + c] = from_accum<T>(f.sum[s]);
-      f.sum[s] = A(0);
-    }
+    });
   }
 
  private:
