@@ -6,7 +6,8 @@
 // and walked as rows with a partial last group, channels split into lane tiles with a partial
 // last one, one, two and three passes, and both tap loops.
 // max.gather.tiled: the same tiles, planes and lanes, and its bands: several rows of the tile's
-// width with a partial last group, part of a row with a partial last segment, one whole row.
+// width with a partial last group, part of a row with a partial last segment, one whole row;
+// tiles of whole channels-first planes (their sums leave as one run), the last group partial.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
@@ -75,6 +76,7 @@ TEST(MaxTiledReach, TheFuzzDrawsEveryTileStructure) {
     if (plan.band_rows > 1 && plan.tile[1] % plan.band_rows != 0) ++seen["bands of several rows, the last partial"];
     if (plan.segments > 1 && plan.tile[2] % plan.band_width != 0) ++seen["bands of part of a row, the last partial"];
     if (plan.band_rows == 1 && plan.segments == 1) ++seen["bands of one whole row"];
+    if (plan.whole_planes) ++seen[outer % plan.planes != 0 ? "whole-plane tiles, the last group partial" : "whole-plane tiles"];
   });
   ASSERT_TRUE(ok);
   std::string report;
@@ -83,7 +85,8 @@ TEST(MaxTiledReach, TheFuzzDrawsEveryTileStructure) {
   for (const char* what : {"several tiles along D, the last partial", "several tiles along H, the last partial",
                            "several tiles along W, the last partial", "a partial last group of planes",
                            "lane tiles, the last partial", "bands of several rows, the last partial",
-                           "bands of part of a row, the last partial", "bands of one whole row"})
+                           "bands of part of a row, the last partial", "bands of one whole row", "whole-plane tiles",
+                           "whole-plane tiles, the last group partial"})
     EXPECT_GE(seen[what], cases / 100) << what << " in " << cases << " cases:" << report;
 }
 

@@ -66,6 +66,7 @@ struct MaxTilePlan {
   int band_rows, band_width;
   int row_groups, segments;  // bands per D slice along H, and along W
   int threads;
+  bool whole_planes;  // channels-first tiles of whole planes: a tile's sums are one run of dx
   Divider<int32_t> by_lanes, by_lay[kAxes], by_tile[kAxes], by_segments, by_row_groups, by_bands;
   size_t bytes;
 };
@@ -141,6 +142,7 @@ inline bool plan_max_tiles(const Problem& p, size_t accum_size, const MaxTileBud
   }
   if (best_ratio < 0) return false;
   q.positions = q.tile[0] * q.tile[1] * q.tile[2];
+  q.whole_planes = !cl && q.positions == p.in_plane();
   q.windows = 1;
   for (int a = 0; a < kAxes; ++a) {
     q.lay[a] = static_cast<int>(cover(p, a, q.tile[a]));
@@ -206,7 +208,7 @@ struct MaxTiledBlock {
     Idx o0[kAxes];   // first window laid out (the first that can cover the tile)
     A* grad;         // per laid-out window and lane: dy where it names a tile position
     A* sum;          // per tile position and lane: dx being summed
-    int* named;      // per laid-out window and lane: the tile position it names, or -1
+    int* named;      // per laid-out window and lane: the sum slot it names, or -1
   };
 
   PG_HD Frame frame(Idx tile_id, unsigned char* smem) const {
@@ -281,6 +283,7 @@ struct MaxTiledBlock {
       const bool col_in = ox < g.out[2] && (!kLanes || c < lanes_total);
       for (int r = first_row; r < rows; r += kLoadBatch * row_step) {
         Idx o[kLoadBatch][kAxes], q[kLoadBatch];
+        int planes_of[kLoadBatch];
         bool in[kLoadBatch];
         int64_t stored[kLoadBatch];
         A grad[kLoadBatch];
@@ -293,6 +296,7 @@ struct MaxTiledBlock {
           o[j][1] = f.o0[1] + y;
           o[j][2] = ox;
           q[j] = f.outer0 + plane;
+          planes_of[j] = plane;
           in[j] = col_in && rj < rows && q[j] < outer && o[j][1] < g.out[1] && (A0 > 0 || o[j][0] < g.out[0]);
           stored[j] = -1;
           grad[j] = A(0);
@@ -317,7 +321,8 @@ struct MaxTiledBlock {
               inside = inside && t >= 0 && t < plan.tile[a];
               local = local * plan.tile[a] + static_cast<int>(t);
             }
-            if (inside) named = local;
+            // The slot of that position's sum: what the gather compares and adds to.
+            if (inside) named = (planes_of[j] * plan.positions + local) * L + lane;
           }
           const int slot = rj * cols + col;
           f.named[slot] = named;
@@ -332,7 +337,7 @@ struct MaxTiledBlock {
   PG_HD bool decode(int64_t v, Idx nc, const Idx* o, Idx* pos) const {
     if (g.format == IndexFormat::window || g.format == IndexFormat::global_col) return decode_index_at(g, v, nc, o, pos);
     const int64_t local = g.format == IndexFormat::plane ? v : v - static_cast<int64_t>(nc) * g.in_plane;
-    if (local < 0 || local >= g.in_plane) return false;
+    if (static_cast<uint64_t>(local) >= static_cast<uint64_t>(g.in_plane)) return false;
     Idx r = static_cast<Idx>(local);
     pos[0] = 0;
 #pragma unroll
@@ -378,7 +383,8 @@ struct MaxTiledBlock {
       covering(g, 1, iy0 + rows - 1, &unused, &hi[1]);
       covering(g, 2, ix0, &lo[2], &unused);
       covering(g, 2, ix0 + width - 1, &unused, &hi[2]);
-      A* sum = f.sum + plane * plan.positions * L + lane;
+      const int first_slot = (plane * plan.positions + first) * L + lane;
+      const unsigned slot_span = span * static_cast<unsigned>(L);
       const int w_first = static_cast<int>(lo[2] - f.o0[2]), w_count = static_cast<int>(hi[2] - lo[2]) + 1;
       for (Idx oz = lo[0]; oz <= hi[0]; ++oz) {
         if (tap_along(g, 0, iz, oz) < 0) continue;
@@ -389,12 +395,13 @@ struct MaxTiledBlock {
           const int* named = f.named + row * L + lane;
           const A* grad = f.grad + row * L + lane;
           // Every window adds, a miss 0 to the band's first position: in a warp some thread
-          // nearly always hits, and a branch made the whole warp take both paths.
+          // nearly always hits, and a branch made the whole warp take both paths. A lane's
+          // windows name only that lane's slots, L apart.
           for (int j = 0; j < w_count; ++j) {
             const int at = named[j * L];
-            const bool hit = static_cast<unsigned>(at - first) < span;
+            const bool hit = static_cast<unsigned>(at - first_slot) < slot_span;
             const A add = grad[j * L];
-            sum[(hit ? at : first) * L] += hit ? add : A(0);
+            f.sum[hit ? at : first_slot] += hit ? add : A(0);
           }
         }
       }
@@ -403,6 +410,17 @@ struct MaxTiledBlock {
 
   // Phase 3: the tile's sums to dx, coalesced, each left zero for the next tile.
   PG_HD void write(const Frame& f, int tid) const {
+    if (!kLanes && plan.whole_planes) {
+      const int n = plan.planes * plan.positions;
+      const Idx planes_left = outer - f.outer0;
+      const int in_tensor = planes_left < plan.planes ? static_cast<int>(planes_left) * plan.positions : n;
+      T* run = dx + f.outer0 * g.in_plane;
+      for (int s = tid; s < n; s += plan.threads) {
+        if (s < in_tensor) run[s] = from_accum<T>(f.sum[s]);
+        f.sum[s] = A(0);
+      }
+      return;
+    }
     const int L = kLanes ? plan.lanes : 1;
     const int cols = plan.tile[2] * L, rows = plan.planes * plan.tile[0] * plan.tile[1];
     each_column(cols, tid, [&](int first_row, int row_step, int col) {
