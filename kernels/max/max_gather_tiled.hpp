@@ -197,6 +197,7 @@ struct MaxTiledBlock {
   MaxTilePlan plan;
   Idx outer, lanes_total;  // N * C and 1 (channels-first), or N and C (channels-last)
   Divider<Idx> tiles_along[kAxes], lane_tiles;
+  bool plain;  // plane-format indices and no dilation: decode()'s short path
   const T* dy;
   const void* indices;
   T* dx;
@@ -335,6 +336,23 @@ struct MaxTiledBlock {
   // decode_index_at, with the common formats (plane and global_row: a row-major position) split
   // into coordinates only along the axes from A0.
   PG_HD bool decode(int64_t v, Idx nc, const Idx* o, Idx* pos) const {
+    if (plain) {  // the common case, in as few instructions as it takes: ~25 of the ~85 below
+      if (static_cast<uint64_t>(v) >= static_cast<uint64_t>(g.in_plane)) return false;
+      Idx r = static_cast<Idx>(v);
+      pos[0] = 0;
+#pragma unroll
+      for (int a = kAxes - 1; a > A0; --a) {
+        const Idx next = g.in_div[a].div(r);
+        pos[a] = r - next * g.in[a];
+        r = next;
+      }
+      pos[A0] = r;
+      bool ok = true;
+#pragma unroll
+      for (int a = A0; a < kAxes; ++a)
+        ok = ok && static_cast<uint64_t>(pos[a] - (o[a] * g.s[a] - g.pb[a])) <= static_cast<uint64_t>(g.reach[a]);
+      return ok;
+    }
     if (g.format == IndexFormat::window || g.format == IndexFormat::global_col) return decode_index_at(g, v, nc, o, pos);
     const int64_t local = g.format == IndexFormat::plane ? v : v - static_cast<int64_t>(nc) * g.in_plane;
     if (static_cast<uint64_t>(local) >= static_cast<uint64_t>(g.in_plane)) return false;
@@ -472,6 +490,7 @@ Block make_max_tiled_block(const Problem& p, const MaxTilePlan& plan, const BwdB
     blk.tiles_along[a] = Divider<Idx>(static_cast<Idx>(along));
     *tiles *= along;
   }
+  blk.plain = p.index_format == IndexFormat::plane && p.dilation[0] == 1 && p.dilation[1] == 1 && p.dilation[2] == 1;
   blk.dy = static_cast<const T*>(b.dy);
   blk.indices = b.indices;
   blk.dx = static_cast<T*>(b.dx);
