@@ -52,7 +52,7 @@ struct MaxTileBudget {
 inline constexpr MaxTileBudget kMaxTiledGpuBudget{kMaxTiledSmemBytes, int64_t{1} << 20, 32, 2048, kMaxTiledThreads};
 // On the CPU backend the same bytes (so it runs every problem the GPU does) but few elements:
 // fuzz-sized problems span several tiles along every axis and C.
-inline constexpr MaxTileBudget kMaxTiledCpuBudget{kMaxTiledSmemBytes, 96, 4, 24, 7};
+inline constexpr MaxTileBudget kMaxTiledCpuBudget{kMaxTiledSmemBytes, 96, 4, 24, 28};
 
 // Tile shape, bands and shared-memory layout, the same on the host and in the kernel.
 struct MaxTilePlan {
@@ -153,16 +153,18 @@ inline bool plan_max_tiles(const Problem& p, size_t accum_size, const MaxTileBud
                                         budget.elements / (int64_t{q.positions} * q.lanes));
   q.planes = static_cast<int>(std::clamp<int64_t>(fit, 1, outer));
   q.bytes = per_plane * q.planes;
-  // Bands: the shape with the least scanning per round of the block's threads (a thread scans
-  // the windows covering its band), fewer and longer bands on a tie.
-  int64_t best_time = -1;
+  // Bands: the shape with the least scanning in all (a thread scans the windows covering its
+  // band; longer bands share more of them), among those that keep at least a quarter of the
+  // block's threads busy; else the one that keeps the most busy. Fewer bands on a tie.
+  int64_t best_total = -1, best_units = -1;
   const auto consider = [&](int rows, int width) {
     const int64_t groups = (q.tile[1] + rows - 1) / rows, segments = (q.tile[2] + width - 1) / width;
     const int64_t units = int64_t{q.planes} * q.lanes * q.tile[0] * groups * segments;
-    const int64_t work = cover(p, 0, 1) * cover(p, 1, rows) * cover(p, 2, width);
-    const int64_t time = (units + q.threads - 1) / q.threads * work;
-    if (best_time < 0 || time < best_time) {
-      best_time = time;
+    const int64_t total = units * cover(p, 0, 1) * cover(p, 1, rows) * cover(p, 2, width);
+    const int64_t busy = std::min<int64_t>(units, q.threads / 4), best_busy = std::min<int64_t>(best_units, q.threads / 4);
+    if (best_total < 0 || busy > best_busy || (busy == best_busy && total < best_total)) {
+      best_total = total;
+      best_units = units;
       q.band_rows = rows;
       q.band_width = width;
       q.row_groups = static_cast<int>(groups);
