@@ -153,18 +153,20 @@ inline bool plan_max_tiles(const Problem& p, size_t accum_size, const MaxTileBud
                                         budget.elements / (int64_t{q.positions} * q.lanes));
   q.planes = static_cast<int>(std::clamp<int64_t>(fit, 1, outer));
   q.bytes = per_plane * q.planes;
-  // Bands: the shape with the least scanning in all (a thread scans the windows covering its
-  // band; longer bands share more of them), among those that keep at least a quarter of the
-  // block's threads busy; else the one that keeps the most busy. Fewer bands on a tie.
-  int64_t best_total = -1, best_units = -1;
+  // Bands: a thread scans the windows covering its band (longer bands share more of them), and
+  // a block's gather takes about its busiest thread's scan times max(bands, 0.6 x threads): the
+  // scans are bound by instruction issue with many busy threads, by each thread's chain of
+  // dependent shared-memory adds with few (fitted on the H200, SPP k5/k13 and SPPF 40x40 rows:
+  // 19x19 k13 gained 1.2x from three-row bands, 40x40 k5 lost 1.5x from whole-row ones).
+  // Fewer bands on a tie.
+  int64_t best_cost = -1;
   const auto consider = [&](int rows, int width) {
     const int64_t groups = (q.tile[1] + rows - 1) / rows, segments = (q.tile[2] + width - 1) / width;
     const int64_t units = int64_t{q.planes} * q.lanes * q.tile[0] * groups * segments;
-    const int64_t total = units * cover(p, 0, 1) * cover(p, 1, rows) * cover(p, 2, width);
-    const int64_t busy = std::min<int64_t>(units, q.threads / 4), best_busy = std::min<int64_t>(best_units, q.threads / 4);
-    if (best_total < 0 || busy > best_busy || (busy == best_busy && total < best_total)) {
-      best_total = total;
-      best_units = units;
+    const int64_t work = cover(p, 0, 1) * cover(p, 1, rows) * cover(p, 2, width);
+    const int64_t cost = work * std::max<int64_t>(units, q.threads * 6 / 10);
+    if (best_cost < 0 || cost < best_cost) {
+      best_cost = cost;
       q.band_rows = rows;
       q.band_width = width;
       q.row_groups = static_cast<int>(groups);
