@@ -20,6 +20,7 @@
 #include "kernels/max/max_gather_stored.hpp"
 #include "kernels/max/max_gather_stored_run.hpp"
 #include "kernels/max/max_gather_stream.hpp"
+#include "kernels/max/max_gather_tiled.hpp"
 #include "kernels/max/max_geometry.hpp"
 #include "kernels/max/max_scatter.hpp"
 #include "reference/pool_reference.hpp"
@@ -288,7 +289,7 @@ TEST(MaxKernels, Int64PathMatchesOnSmallProblems) {
                                      forced_wide<MaxGatherStoredRun>(),
                                      forced_wide<MaxScatterRecompute>(), forced_wide<MaxGatherRecompute>(),
                                      forced_wide<MaxDirectStored>(), forced_wide<MaxDirectRecompute>(),
-                                     forced_wide<MaxGatherStream>()};
+                                     forced_wide<MaxGatherStream>(), forced_wide<MaxGatherTiled>()};
   for (Problem p : {make(3, 2, 3, {5, 6, 7}, {3, 2, 3}, {2, 1, 2}, {1, 1, 1}, {1, 0, 1}),
                     make(2, 2, 4, {8, 6}, {2, 2}, {2, 2}, {0, 0}, {0, 0}),
                     make(3, 2, 3, {4, 35, 9}, {3, 3, 3}, {1, 1, 1}, {1, 0, 1}, {0, 1, 1})})
