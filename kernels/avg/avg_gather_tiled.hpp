@@ -39,6 +39,7 @@
 #include "kernels/avg/avg_geometry.hpp"
 #include "kernels/common/even_piece.hpp"
 #include "kernels/common/exec.hpp"
+#include "kernels/common/tile_grid.hpp"
 #include "kernels/common/variant_defaults.hpp"
 
 namespace pg {
@@ -197,8 +198,7 @@ struct AvgTiledBlock {
   using A = accum_t<T>;
   AvgShape<Idx> g;
   AvgTilePlan plan;
-  Idx outer, lanes_total;  // N * C and 1 (channels-first), or N and C (channels-last)
-  Divider<Idx> tiles_along[kAxes], lane_tiles;
+  TileGrid<Idx> grid;
   const T* dy;
   T* dx;
 
@@ -223,14 +223,7 @@ struct AvgTiledBlock {
       f.taps[a] = ints + plan.tile[a];
       if (plan.sums[a]) ints += 2 * plan.tile[a];
     }
-    Idx rest = tile_id;
-    f.c0 = lane_tiles.mod(rest) * plan.lanes;
-    rest = lane_tiles.div(rest);
-    for (int a = kAxes - 1; a >= 0; --a) {
-      f.i0[a] = tiles_along[a].mod(rest) * plan.tile[a];
-      rest = tiles_along[a].div(rest);
-    }
-    f.outer0 = rest * plan.planes;
+    f.outer0 = grid.locate(tile_id, plan.lanes, plan.tile, &f.c0, f.i0) * plan.planes;
     for (int a = 0; a < kAxes; ++a) {
       Idx lo, unused;
       g.axis[a].covering(f.i0[a], &lo, &unused);
@@ -284,21 +277,21 @@ struct AvgTiledBlock {
     const int cols = Pc * plan.lay[2] * L, rows = plan.row_planes * E0 * E1;
     const Idx OD = g.axis[0].out, OH = g.axis[1].out, OW = g.axis[2].out;
     const bool plain = g.small_windows && !g.has_override;
-    const Idx row_step = OW * lanes_total;
+    const Idx row_step = OW * grid.lanes_total;
     for (int col = tid; col < cols; col += plan.threads) {
       const int rest = plan.by_lanes.div(col);
       const int l = col - rest * L;
       const int pc = plan.by_lay_w.div(rest);
       const Idx lane = f.c0 + l, ox = f.o0[2] + (rest - pc * plan.lay[2]);
-      const bool col_in = lane < lanes_total && ox < OW;
+      const bool col_in = lane < grid.lanes_total && ox < OW;
       const Idx cx = col_in ? count(2, ox) : Idx{1};
-      const Idx col_at = ox * lanes_total + lane;
+      const Idx col_at = ox * grid.lanes_total + lane;
       A* s = f.region0 + col;
       // Row (pr, z, y) and its dy offset, stepped along H and recomputed when D or the plane
       // moves on; `in` says whether the row is in the tensor.
       int pr = 0, z = 0, y = 0;
       Idx q = f.outer0 + pc, oz = f.o0[0], oy = f.o0[1];
-      bool in = q < outer && oz < OD;
+      bool in = q < grid.outer && oz < OD;
       Idx at = in ? ((q * OD + oz) * OH + oy) * row_step + col_at : Idx{0};
       for (int r = 0; r < rows; ++r, s += cols) {
         A v = A(0);
@@ -323,7 +316,7 @@ struct AvgTiledBlock {
         q = f.outer0 + pr * Pc + pc;
         oz = f.o0[0] + z;
         oy = f.o0[1];
-        in = q < outer && oz < OD;
+        in = q < grid.outer && oz < OD;
         at = in ? ((q * OD + oz) * OH + oy) * row_step + col_at : Idx{0};
       }
     }
@@ -353,17 +346,17 @@ struct AvgTiledBlock {
       const int pc = plan.by_tile_w.div(rest);
       const int x = rest - pc * T2;
       const Idx lane = f.c0 + l, ix = f.i0[2] + x;
-      const bool col_in = lane < lanes_total && ix < W;
-      const Idx col_at = ix * lanes_total + lane;
+      const bool col_in = lane < grid.lanes_total && ix < W;
+      const Idx col_at = ix * grid.lanes_total + lane;
       // The column's own taps along W (the W pass), else its place in the source's columns.
       const int col_taps = a == 2 ? f.taps[2][x] : 1;
       const A* s_col = src + (pc * in2 + (a == 2 ? f.first[2][x] : x)) * L + l;
       A* d = dst + col;
       // Row (pr, z, y) as in load(); when this pass is the last, `at` is its dx offset.
-      const Idx row_step = W * lanes_total;
+      const Idx row_step = W * grid.lanes_total;
       int pr = 0, z = 0, y = 0;
       Idx q = f.outer0 + pc, iz = f.i0[0], iy = f.i0[1];
-      bool in = last && col_in && q < outer && iz < D;
+      bool in = last && col_in && q < grid.outer && iz < D;
       Idx at = in ? ((q * D + iz) * H + iy) * row_step + col_at : Idx{0};
       for (int r = 0; r < rows; ++r, d += cols) {
         int n = col_taps, src_row = (pr * in0 + z) * in1 + y;
@@ -390,7 +383,7 @@ struct AvgTiledBlock {
         q = f.outer0 + pr * Pc + pc;
         iz = f.i0[0] + z;
         iy = f.i0[1];
-        in = last && col_in && q < outer && iz < D;
+        in = last && col_in && q < grid.outer && iz < D;
         at = in ? ((q * D + iz) * H + iy) * row_step + col_at : Idx{0};
       }
     }
@@ -403,18 +396,7 @@ AvgTiledBlock<T, Idx> make_avg_tiled_block(const Problem& p, const AvgTilePlan& 
   AvgTiledBlock<T, Idx> blk;
   blk.g = make_avg_shape<Idx>(p);
   blk.plan = plan;
-  const bool cl = p.layout == Layout::channels_last;
-  const int64_t outer = cl ? p.n : p.n * p.c, lanes = cl ? p.c : 1;
-  blk.outer = static_cast<Idx>(outer);
-  blk.lanes_total = static_cast<Idx>(lanes);
-  const int64_t lane_tiles = (lanes + plan.lanes - 1) / plan.lanes;
-  blk.lane_tiles = Divider<Idx>(static_cast<Idx>(lane_tiles));
-  *tiles = (outer + plan.planes - 1) / plan.planes * lane_tiles;
-  for (int a = 0; a < kAxes; ++a) {
-    const int64_t along = (p.in[a] + plan.tile[a] - 1) / plan.tile[a];
-    blk.tiles_along[a] = Divider<Idx>(static_cast<Idx>(along));
-    *tiles *= along;
-  }
+  blk.grid = make_tile_grid<Idx>(p, plan.planes, plan.lanes, plan.tile, tiles);
   blk.dy = static_cast<const T*>(b.dy);
   blk.dx = static_cast<T*>(b.dx);
   return blk;

@@ -34,6 +34,7 @@
 #include "kernels/common/divider.hpp"
 #include "kernels/common/even_piece.hpp"
 #include "kernels/common/exec.hpp"
+#include "kernels/common/tile_grid.hpp"
 #include "kernels/max/max_dispatch.hpp"
 #include "kernels/max/max_geometry.hpp"
 #include "src/model/variant.hpp"
@@ -203,8 +204,7 @@ struct MaxTiledBlock {
   using A = accum_t<T>;
   MaxGeom<Idx> g;
   MaxTilePlan plan;
-  Idx outer, lanes_total;  // N * C and 1 (channels-first), or N and C (channels-last)
-  Divider<Idx> tiles_along[kAxes], lane_tiles;
+  TileGrid<Idx> grid;
   bool plain;  // plane-format indices and no dilation: decode()'s short path
   const T* dy;
   const void* indices;
@@ -226,14 +226,7 @@ struct MaxTiledBlock {
     f.grad = reinterpret_cast<A*>(smem);
     f.sum = f.grad + window_slots;
     f.named = reinterpret_cast<int*>(f.sum + plan.planes * plan.positions * plan.lanes);
-    Idx rest = tile_id;
-    f.c0 = lane_tiles.mod(rest) * plan.lanes;
-    rest = lane_tiles.div(rest);
-    for (int a = kAxes - 1; a >= 0; --a) {
-      f.i0[a] = tiles_along[a].mod(rest) * plan.tile[a];
-      rest = tiles_along[a].div(rest);
-    }
-    f.outer0 = rest * plan.planes;
+    f.outer0 = grid.locate(tile_id, plan.lanes, plan.tile, &f.c0, f.i0) * plan.planes;
     for (int a = 0; a < kAxes; ++a) {
       Idx lo, unused;
       covering(g, a, f.i0[a], &lo, &unused);
@@ -289,7 +282,7 @@ struct MaxTiledBlock {
         lane = col - wx * L;
       }
       const Idx ox = f.o0[2] + wx, c = f.c0 + lane;
-      const bool col_in = ox < g.out[2] && (!kLanes || c < lanes_total);
+      const bool col_in = ox < g.out[2] && (!kLanes || c < grid.lanes_total);
       for (int r = first_row; r < rows; r += kLoadBatch * row_step) {
         Idx o[kLoadBatch][kAxes], q[kLoadBatch];
         int planes_of[kLoadBatch];
@@ -306,11 +299,11 @@ struct MaxTiledBlock {
           o[j][2] = ox;
           q[j] = f.outer0 + plane;
           planes_of[j] = plane;
-          in[j] = col_in && rj < rows && q[j] < outer && o[j][1] < g.out[1] && (A0 > 0 || o[j][0] < g.out[0]);
+          in[j] = col_in && rj < rows && q[j] < grid.outer && o[j][1] < g.out[1] && (A0 > 0 || o[j][0] < g.out[0]);
           stored[j] = -1;
           grad[j] = A(0);
           if (in[j]) {
-            const Idx at = (q[j] * g.out_plane + out_lin(g, o[j])) * lanes_total + c;
+            const Idx at = (q[j] * g.out_plane + out_lin(g, o[j])) * grid.lanes_total + c;
             load_indices<1>(indices, g.index_type, at, &stored[j]);
             grad[j] = static_cast<A>(to_float(dy[at]));
           }
@@ -341,20 +334,24 @@ struct MaxTiledBlock {
     });
   }
 
+  // A row-major in-plane position's coordinates, divided out along the axes from A0 only.
+  PG_HD void split_position(Idx r, Idx* pos) const {
+    pos[0] = 0;
+#pragma unroll
+    for (int a = kAxes - 1; a > A0; --a) {
+      const Idx next = g.in_div[a].div(r);
+      pos[a] = r - next * g.in[a];
+      r = next;
+    }
+    pos[A0] = r;
+  }
+
   // decode_index_at, with the common formats (plane and global_row: a row-major position) split
   // into coordinates only along the axes from A0.
   PG_HD bool decode(int64_t v, Idx nc, const Idx* o, Idx* pos) const {
     if (plain) {  // the common case, in as few instructions as it takes: ~25 of the ~85 below
       if (static_cast<uint64_t>(v) >= static_cast<uint64_t>(g.in_plane)) return false;
-      Idx r = static_cast<Idx>(v);
-      pos[0] = 0;
-#pragma unroll
-      for (int a = kAxes - 1; a > A0; --a) {
-        const Idx next = g.in_div[a].div(r);
-        pos[a] = r - next * g.in[a];
-        r = next;
-      }
-      pos[A0] = r;
+      split_position(static_cast<Idx>(v), pos);
       bool ok = true;
 #pragma unroll
       for (int a = A0; a < kAxes; ++a)
@@ -364,15 +361,7 @@ struct MaxTiledBlock {
     if (g.format == IndexFormat::window || g.format == IndexFormat::global_col) return decode_index_at(g, v, nc, o, pos);
     const int64_t local = g.format == IndexFormat::plane ? v : v - static_cast<int64_t>(nc) * g.in_plane;
     if (static_cast<uint64_t>(local) >= static_cast<uint64_t>(g.in_plane)) return false;
-    Idx r = static_cast<Idx>(local);
-    pos[0] = 0;
-#pragma unroll
-    for (int a = kAxes - 1; a > A0; --a) {
-      const Idx next = g.in_div[a].div(r);
-      pos[a] = r - next * g.in[a];
-      r = next;
-    }
-    pos[A0] = r;
+    split_position(static_cast<Idx>(local), pos);
     bool ok = true;
 #pragma unroll
     for (int a = A0; a < kAxes; ++a) {
@@ -438,7 +427,7 @@ struct MaxTiledBlock {
   PG_HD void write(const Frame& f, int tid) const {
     if (!kLanes && plan.whole_planes) {
       const int n = plan.planes * plan.positions;
-      const Idx planes_left = outer - f.outer0;
+      const Idx planes_left = grid.outer - f.outer0;
       const int in_tensor = planes_left < plan.planes ? static_cast<int>(planes_left) * plan.positions : n;
       T* run = dx + f.outer0 * g.in_plane;
       for (int s = tid; s < n; s += plan.threads) {
@@ -457,7 +446,7 @@ struct MaxTiledBlock {
       }
       Idx i[kAxes] = {0, 0, f.i0[2] + x};
       const Idx c = f.c0 + lane;
-      const bool col_in = i[2] < g.in[2] && (!kLanes || c < lanes_total);
+      const bool col_in = i[2] < g.in[2] && (!kLanes || c < grid.lanes_total);
       for (int r = first_row; r < rows; r += row_step) {
         int plane, z, y;
         split_row(r, plan.tile[0], plan.by_tile[1], plan.by_tile[0], &plane, &z, &y);
@@ -465,8 +454,8 @@ struct MaxTiledBlock {
         i[1] = f.i0[1] + y;
         const Idx q = f.outer0 + plane;
         const int slot = r * cols + col;
-        if (col_in && q < outer && i[1] < g.in[1] && (A0 > 0 || i[0] < g.in[0]))
-          dx[(q * g.in_plane + in_lin(g, i)) * lanes_total + c] = from_accum<T>(f.sum[slot]);
+        if (col_in && q < grid.outer && i[1] < g.in[1] && (A0 > 0 || i[0] < g.in[0]))
+          dx[(q * g.in_plane + in_lin(g, i)) * grid.lanes_total + c] = from_accum<T>(f.sum[slot]);
         f.sum[slot] = A(0);
       }
     });
@@ -486,18 +475,7 @@ Block make_max_tiled_block(const Problem& p, const MaxTilePlan& plan, const BwdB
   Block blk;
   blk.g = make_max_geom<Idx>(p, 1);
   blk.plan = plan;
-  const bool cl = p.layout == Layout::channels_last;
-  const int64_t outer = cl ? p.n : p.n * p.c, lanes = cl ? p.c : 1;
-  blk.outer = static_cast<Idx>(outer);
-  blk.lanes_total = static_cast<Idx>(lanes);
-  const int64_t lane_tiles = (lanes + plan.lanes - 1) / plan.lanes;
-  blk.lane_tiles = Divider<Idx>(static_cast<Idx>(lane_tiles));
-  *tiles = (outer + plan.planes - 1) / plan.planes * lane_tiles;
-  for (int a = 0; a < kAxes; ++a) {
-    const int64_t along = (p.in[a] + plan.tile[a] - 1) / plan.tile[a];
-    blk.tiles_along[a] = Divider<Idx>(static_cast<Idx>(along));
-    *tiles *= along;
-  }
+  blk.grid = make_tile_grid<Idx>(p, plan.planes, plan.lanes, plan.tile, tiles);
   blk.plain = p.index_format == IndexFormat::plane && p.dilation[0] == 1 && p.dilation[1] == 1 && p.dilation[2] == 1;
   blk.dy = static_cast<const T*>(b.dy);
   blk.indices = b.indices;
@@ -505,19 +483,28 @@ Block make_max_tiled_block(const Problem& p, const MaxTilePlan& plan, const BwdB
   return blk;
 }
 
+// Tiles a CPU block runs in turn, as a GPU block runs tiles blockIdx.x, + gridDim.x, ...: its
+// sums are zeroed once and each tile's write leaves them zero for the next, so that hand-over is
+// fuzzed too (a GPU grid has one block per tile below 2^20 tiles).
+inline constexpr int64_t kMaxTiledCpuTilesPerBlock = 3;
+
 template <class Block>
 struct MaxTiledOnCpu {
   Block block;
-  void operator()(typename Block::Index tile_id) const {
+  typename Block::Index tiles, blocks;
+  void operator()(typename Block::Index block_id) const {
     alignas(16) unsigned char smem[kMaxTiledSmemBytes];
-    const auto f = block.frame(tile_id, smem);
     auto every_thread = [&](auto phase) {
       for (int t = 0; t < block.plan.threads; ++t) phase(t);
     };
-    every_thread([&](int t) { block.zero(f, t); });
-    every_thread([&](int t) { block.load(f, t); });
-    every_thread([&](int t) { block.gather(f, t); });
-    every_thread([&](int t) { block.write(f, t); });
+    const auto first = block.frame(block_id, smem);
+    every_thread([&](int t) { block.zero(first, t); });
+    for (auto tile = block_id; tile < tiles; tile += blocks) {
+      const auto f = block.frame(tile, smem);
+      every_thread([&](int t) { block.load(f, t); });
+      every_thread([&](int t) { block.gather(f, t); });
+      every_thread([&](int t) { block.write(f, t); });
+    }
   }
 };
 
@@ -582,7 +569,9 @@ struct MaxGatherTiled : MaxVariant<MaxGatherTiled> {
  private:
   template <class Block>
   static void launch_tiles(const CpuExec& ex, const Block& block, const MaxTilePlan&, int64_t tiles) {
-    ex.template for_each<typename Block::Index>(tiles, MaxTiledOnCpu<Block>{block});
+    using Idx = typename Block::Index;
+    const int64_t blocks = (tiles + kMaxTiledCpuTilesPerBlock - 1) / kMaxTiledCpuTilesPerBlock;
+    ex.template for_each<Idx>(blocks, MaxTiledOnCpu<Block>{block, static_cast<Idx>(tiles), static_cast<Idx>(blocks)});
   }
 #if PG_GPU_COMPILER
   template <class Block>
