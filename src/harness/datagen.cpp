@@ -108,8 +108,8 @@ void make_foreign(const Problem& p, const DataSpec& spec, std::vector<int64_t>* 
       case 2:  // the same position in another (n, c) plane
         if (global && p.n * p.c > 1) idx[i] += idx[i] + p.in_plane() < p.in_elems() ? p.in_plane() : -p.in_plane();
         break;
-      case 3:  // low word a tap, high word not 0: an int32 truncation would follow it
-        if (p.index_type == IndexType::i64) idx[i] += int64_t{1} << 32;
+      case 3:  // low word a tap, high word not 0 (above or below): an int32 truncation would follow it
+        if (p.index_type == IndexType::i64) idx[i] += below(2) ? (int64_t{1} << 32) : -(int64_t{1} << 32);
         break;
       case 4: idx[i] = original[(i + 1 + static_cast<size_t>(below(7))) % original.size()]; break;
     }
