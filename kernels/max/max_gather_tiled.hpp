@@ -96,6 +96,13 @@ inline size_t plane_bytes(const Problem& p, const int* tile, int64_t lanes, size
   return static_cast<size_t>(lanes * (windows * static_cast<int64_t>(4 + accum_size) + positions * static_cast<int64_t>(accum_size)));
 }
 
+// dx positions per laid-out window of a tile: 1 without a halo.
+inline double positions_per_window(const Problem& p, const int* tile) {
+  double ratio = 1;
+  for (int a = 0; a < kAxes; ++a) ratio *= static_cast<double>(tile[a]) / static_cast<double>(cover(p, a, tile[a]));
+  return ratio;
+}
+
 // The tile for `lanes` lanes within the budget: the whole plane (W capped), halved along the
 // axis whose halving keeps the most dx positions per laid-out window, until it fits. false when
 // not even one position fits.
@@ -112,8 +119,7 @@ inline bool shape_tile(const Problem& p, int64_t lanes, size_t accum_size, const
       if (tile[a] == 1) continue;
       int t[kAxes] = {tile[0], tile[1], tile[2]};
       t[a] = static_cast<int>(even_piece(p.in[a], t[a] / 2));
-      double ratio = 1;
-      for (int b = 0; b < kAxes; ++b) ratio *= static_cast<double>(t[b]) / static_cast<double>(cover(p, b, t[b]));
+      const double ratio = positions_per_window(p, t);
       if (ratio > best_ratio) best_ratio = ratio, best = a;
     }
     if (best < 0) return false;
@@ -137,8 +143,7 @@ inline bool plan_max_tiles(const Problem& p, size_t accum_size, const MaxTileBud
     const int64_t lanes = cl ? even_piece(p.c, want) : 1;
     int tile[kAxes];
     if (!max_tiled::shape_tile(p, lanes, accum_size, budget, tile)) continue;
-    double ratio = 1;
-    for (int a = 0; a < kAxes; ++a) ratio *= static_cast<double>(tile[a]) / static_cast<double>(cover(p, a, tile[a]));
+    const double ratio = max_tiled::positions_per_window(p, tile);
     if (ratio > best_ratio + 1e-9) {
       best_ratio = ratio;
       q.lanes = static_cast<int>(lanes);
@@ -163,7 +168,7 @@ inline bool plan_max_tiles(const Problem& p, size_t accum_size, const MaxTileBud
   // scans are bound by instruction issue with many busy threads, by each thread's chain of
   // dependent shared-memory adds with few (fitted on the H200, SPP k5/k13 and SPPF 40x40 rows:
   // 19x19 k13 gained 1.2x from three-row bands, 40x40 k5 lost 1.5x from whole-row ones).
-  // Fewer bands on a tie.
+  // On a tie the first considered: rows of the tile's width, fewest rows first.
   int64_t best_cost = -1;
   const auto consider = [&](int rows, int width) {
     const int64_t groups = (q.tile[1] + rows - 1) / rows, segments = (q.tile[2] + width - 1) / width;
@@ -254,6 +259,17 @@ struct MaxTiledBlock {
     if (row < step) f(row, step, tid - row * cols);
   }
 
+  // Column col of a box whose columns are (W position, lane): its W position, and its lane.
+  PG_HD int split_column(int col, int* lane) const {
+    if constexpr (!kLanes) {
+      *lane = 0;
+      return col;
+    }
+    const int x = plan.by_lanes.div(col);
+    *lane = col - x * plan.lanes;
+    return x;
+  }
+
   // Row r of a box whose rows are (plane, D, H) with extents (-, e0, e1): its coordinates.
   PG_HD void split_row(int r, int e0, const Divider<int32_t>& by_e1, const Divider<int32_t>& by_e0, int* plane, int* z,
                        int* y) const {
@@ -276,16 +292,11 @@ struct MaxTiledBlock {
     const int L = kLanes ? plan.lanes : 1;
     const int cols = plan.lay[2] * L, rows = plan.planes * plan.lay[0] * plan.lay[1];
     each_column(cols, tid, [&](int first_row, int row_step, int col) {
-      int wx = col, lane = 0;
-      if constexpr (kLanes) {
-        wx = plan.by_lanes.div(col);
-        lane = col - wx * L;
-      }
-      const Idx ox = f.o0[2] + wx, c = f.c0 + lane;
+      int lane;
+      const Idx ox = f.o0[2] + split_column(col, &lane), c = f.c0 + lane;
       const bool col_in = ox < g.out[2] && (!kLanes || c < grid.lanes_total);
       for (int r = first_row; r < rows; r += kLoadBatch * row_step) {
         Idx o[kLoadBatch][kAxes], q[kLoadBatch];
-        int planes_of[kLoadBatch];
         bool in[kLoadBatch];
         int64_t stored[kLoadBatch];
         A grad[kLoadBatch];
@@ -298,7 +309,6 @@ struct MaxTiledBlock {
           o[j][1] = f.o0[1] + y;
           o[j][2] = ox;
           q[j] = f.outer0 + plane;
-          planes_of[j] = plane;
           in[j] = col_in && rj < rows && q[j] < grid.outer && o[j][1] < g.out[1] && (A0 > 0 || o[j][0] < g.out[0]);
           stored[j] = -1;
           grad[j] = A(0);
@@ -324,7 +334,7 @@ struct MaxTiledBlock {
               local = local * plan.tile[a] + static_cast<int>(t);
             }
             // The slot of that position's sum: what the gather compares and adds to.
-            if (inside) named = (planes_of[j] * plan.positions + local) * L + lane;
+            if (inside) named = (static_cast<int>(q[j] - f.outer0) * plan.positions + local) * L + lane;
           }
           const int slot = rj * cols + col;
           f.named[slot] = named;
@@ -334,8 +344,12 @@ struct MaxTiledBlock {
     });
   }
 
-  // A row-major in-plane position's coordinates, divided out along the axes from A0 only.
-  PG_HD void split_position(Idx r, Idx* pos) const {
+  // decode_index_at, with plane-format indices of undilated windows (the common case) on a short
+  // path: ~25 instructions of the general one's ~85.
+  PG_HD bool decode(int64_t v, Idx nc, const Idx* o, Idx* pos) const {
+    if (!plain) return decode_index_at<A0>(g, v, nc, o, pos);
+    if (static_cast<uint64_t>(v) >= static_cast<uint64_t>(g.in_plane)) return false;
+    Idx r = static_cast<Idx>(v);
     pos[0] = 0;
 #pragma unroll
     for (int a = kAxes - 1; a > A0; --a) {
@@ -344,30 +358,10 @@ struct MaxTiledBlock {
       r = next;
     }
     pos[A0] = r;
-  }
-
-  // decode_index_at, with the common formats (plane and global_row: a row-major position) split
-  // into coordinates only along the axes from A0.
-  PG_HD bool decode(int64_t v, Idx nc, const Idx* o, Idx* pos) const {
-    if (plain) {  // the common case, in as few instructions as it takes: ~25 of the ~85 below
-      if (static_cast<uint64_t>(v) >= static_cast<uint64_t>(g.in_plane)) return false;
-      split_position(static_cast<Idx>(v), pos);
-      bool ok = true;
-#pragma unroll
-      for (int a = A0; a < kAxes; ++a)
-        ok = ok && static_cast<uint64_t>(pos[a] - (o[a] * g.s[a] - g.pb[a])) <= static_cast<uint64_t>(g.reach[a]);
-      return ok;
-    }
-    if (g.format == IndexFormat::window || g.format == IndexFormat::global_col) return decode_index_at(g, v, nc, o, pos);
-    const int64_t local = g.format == IndexFormat::plane ? v : v - static_cast<int64_t>(nc) * g.in_plane;
-    if (static_cast<uint64_t>(local) >= static_cast<uint64_t>(g.in_plane)) return false;
-    split_position(static_cast<Idx>(local), pos);
     bool ok = true;
 #pragma unroll
-    for (int a = A0; a < kAxes; ++a) {
-      const Idx t = pos[a] - (o[a] * g.s[a] - g.pb[a]);
-      ok = ok && t >= 0 && t <= g.reach[a] && (g.d[a] == 1 || g.d_div[a].mod(t) == 0);
-    }
+    for (int a = A0; a < kAxes; ++a)
+      ok = ok && static_cast<uint64_t>(pos[a] - (o[a] * g.s[a] - g.pb[a])) <= static_cast<uint64_t>(g.reach[a]);
     return ok;
   }
 
@@ -439,12 +433,8 @@ struct MaxTiledBlock {
     const int L = kLanes ? plan.lanes : 1;
     const int cols = plan.tile[2] * L, rows = plan.planes * plan.tile[0] * plan.tile[1];
     each_column(cols, tid, [&](int first_row, int row_step, int col) {
-      int x = col, lane = 0;
-      if constexpr (kLanes) {
-        x = plan.by_lanes.div(col);
-        lane = col - x * L;
-      }
-      Idx i[kAxes] = {0, 0, f.i0[2] + x};
+      int lane;
+      Idx i[kAxes] = {0, 0, f.i0[2] + split_column(col, &lane)};
       const Idx c = f.c0 + lane;
       const bool col_in = i[2] < g.in[2] && (!kLanes || c < grid.lanes_total);
       for (int r = first_row; r < rows; r += row_step) {

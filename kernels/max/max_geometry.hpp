@@ -205,13 +205,15 @@ PG_HD int64_t encode_position(const MaxGeom<Idx>& g, const Idx* q, Idx lin, Idx 
 
 // Whether stored index v of window o names one of that window's taps inside the input, and
 // then its input coordinates in q. An index that does not is skipped, never followed out of
-// bounds (ORT's MaxPoolGrad writes wherever a foreign index points).
-template <class Idx>
+// bounds (ORT's MaxPoolGrad writes wherever a foreign index points). A0: the axes before it are
+// trivially 1 (a 1D or 2D problem's D) and are not divided out or checked.
+template <int A0 = 0, class Idx>
 PG_HD bool decode_index_at(const MaxGeom<Idx>& g, int64_t v, Idx nc, const Idx* o, Idx* q) {
+  for (int a = 0; a < A0; ++a) q[a] = 0;
   if (g.format == IndexFormat::window) {
     if (v < 0 || v >= g.taps) return false;
     Idx r = static_cast<Idx>(v);
-    for (int a = kAxes - 1; a >= 0; --a) {
+    for (int a = kAxes - 1; a >= A0; --a) {
       const Idx rest = g.k_div[a].div(r);
       q[a] = o[a] * g.s[a] - g.pb[a] + (r - rest * g.k[a]) * g.d[a];
       if (q[a] < 0 || q[a] >= g.in[a]) return false;
@@ -223,19 +225,19 @@ PG_HD bool decode_index_at(const MaxGeom<Idx>& g, int64_t v, Idx nc, const Idx* 
   if (local < 0 || local >= g.in_plane) return false;
   Idx r = static_cast<Idx>(local);
   if (g.format == IndexFormat::global_col) {
-    for (int a = 0; a < kAxes; ++a) {
+    for (int a = A0; a < kAxes; ++a) {
       const Idx rest = g.in_div[a].div(r);
       q[a] = r - rest * g.in[a];
       r = rest;
     }
   } else {
-    for (int a = kAxes - 1; a >= 0; --a) {
+    for (int a = kAxes - 1; a >= A0; --a) {
       const Idx rest = g.in_div[a].div(r);
       q[a] = r - rest * g.in[a];
       r = rest;
     }
   }
-  for (int a = 0; a < kAxes; ++a)
+  for (int a = A0; a < kAxes; ++a)
     if (!is_tap(g, a, q[a], o[a])) return false;
   return true;
 }
