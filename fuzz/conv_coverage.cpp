@@ -5,10 +5,11 @@ namespace {
 
 const char* layout_tag(Layout l) { return l == Layout::channels_first ? "channels-first" : "channels-last"; }
 
-// The implicit GEMM's rows per phase: more than one 128-row tile, a C/groups past the 64-wide
-// tile (the 128 x 128 tile with a partial C tile) and past 128 (a second C tile), and
-// conv.gemm.tc's K/groups past one 32-step chunk (a partial last chunk).
-constexpr int64_t kRowTile = 128, kNarrowTile = 64, kTcChunk = 32;
+// The implicit GEMM's rows per phase: more than one 128-row tile and more than one 256-row tile
+// (conv.gemm.wgmma's, conv.gemm's narrow one), a C/groups past the 64-wide tile (the 128 x 128
+// tile with a partial C tile) and past 128 (a second C tile), and K/groups past one 32-step
+// chunk (conv.gemm.tc) and one 64-step chunk (conv.gemm.wgmma): a partial last chunk.
+constexpr int64_t kRowTile = 128, kNarrowTile = 64, kTcChunk = 32, kWgChunk = 64;
 
 // conv.winograd's tiles: 4 x 4 dx positions each, and the GEMM's 256-row blocks of tiles (the
 // larger of its two row tiles), so "several" holds for either.
@@ -42,9 +43,11 @@ std::vector<std::string> conv_observed_tags(const ConvProblem& p) {
   if (pad_dil) t.push_back("padding with dilation");
   if (asym) t.push_back("asymmetric padding");
   if (rows > kRowTile) t.push_back(rows % kRowTile ? "several row tiles, partial last" : "several row tiles");
+  if (rows > 2 * kRowTile) t.push_back("several 256-row tiles");
   if (p.c_per_group() > kNarrowTile) t.push_back("C/groups > 64");
   if (p.c_per_group() > 2 * kNarrowTile) t.push_back("C/groups > 128");
   if (p.k_per_group() > kTcChunk) t.push_back("K/groups > 32");
+  if (p.k_per_group() > kWgChunk) t.push_back("K/groups > 64");
   if (fixed_window(p, 3)) {
     int64_t tiles = p.n;
     bool partial = false;
@@ -74,9 +77,11 @@ std::vector<std::string> conv_admitted_tags(const ConvVariant& v) {
   for (DType x : d.dtypes) t.push_back(dtype_name(x));
   if (d.max_dims >= 2 && (d.reach[1] + 1) * (d.reach[2] + 1) * 3 > 2 * kRowTile)
     t.push_back("several row tiles, partial last");
+  if (d.max_dims >= 2 && (d.reach[1] + 1) * (d.reach[2] + 1) * 3 > 4 * kRowTile) t.push_back("several 256-row tiles");
   if (d.max_c_per_group > kNarrowTile) t.push_back("C/groups > 64");
   if (d.max_c_per_group > 2 * kNarrowTile) t.push_back("C/groups > 128");
   if (d.max_k_per_group > kTcChunk) t.push_back("K/groups > 32");
+  if (d.max_k_per_group > kWgChunk) t.push_back("K/groups > 64");
   return t;
 }
 

@@ -15,6 +15,7 @@
 #include "kernels/conv/conv_gemm.hpp"
 #include "kernels/conv/conv_gemm_host_block.hpp"
 #include "kernels/conv/conv_gemm_tc.hpp"
+#include "kernels/conv/conv_gemm_wgmma.hpp"
 #include "src/harness/conv_verify.hpp"
 #include "src/harness/verify_common.hpp"
 
@@ -56,26 +57,27 @@ TEST(ConvGemmOnHost, MatchesOracle) {
 }
 
 
-// conv.gemm.tc's CPU launch (its blocks' steps with scalar math, as on a GPU without matrix
-// units) on each of its 12 paths: tile (128 x 128, 256 x 64) x A's source (channels-first dy
-// copied, channels-last dy copied, channels-last dy read directly) x one or several 32-step
-// chunks of K/groups. The path is drawn first and the problem bent to it, and every path must
-// have run by the end.
-TEST(ConvGemmTcOnCpu, MatchesOracleOnEveryPath) {
+// A 16-bit GEMM variant's CPU launch (its blocks' steps with scalar math in its own ownership,
+// as on a GPU without its matrix units) on each of its 12 paths: tile (wide C, narrow C) x A's
+// source (channels-first dy copied, channels-last dy copied, channels-last dy read directly) x
+// one or several `chunk`-step chunks of K/groups. The path is drawn first and the problem bent
+// to it, and every path must have run by the end.
+template <class V>
+void check_every_path(int64_t chunk) {
   std::map<std::string, int> ran;
-  const bool ok = rc::check("conv.gemm.tc's CPU launch matches the oracle on every path", [&] {
+  const bool ok = rc::check(std::string(V::traits.name) + "'s CPU launch matches the oracle on every path", [&] {
     const int drawn = *rc::gen::resize(100, rc::gen::inRange(0, 12));  // full size: uniform from the first case;
     const bool wide = drawn % 2 == 1, several = drawn / 2 % 2 == 1;
     const int a_path = drawn / 4;  // channels-first, channels-last copied, channels-last direct
-    ConvDomain d = ConvGemmTc::domain();
+    ConvDomain d = V::domain();
     d.reach[0] = 3;
     d.reach[1] = 6;
     d.reach[2] = 10;
     ConvProblem p = *fuzz::conv_problem(d);
     const int64_t groups = std::min<int64_t>(p.groups, 2);
     const int64_t cg = wide ? *rc::gen::inRange<int64_t>(65, 71) : *rc::gen::inRange<int64_t>(1, 65);
-    int64_t kg = several ? *rc::gen::inRange<int64_t>(33, 41) : *rc::gen::inRange<int64_t>(1, 33);
-    if (a_path == 2) kg = several ? 40 : 8 * *rc::gen::inRange<int64_t>(1, 5);
+    int64_t kg = several ? *rc::gen::inRange<int64_t>(chunk + 1, chunk + 9) : *rc::gen::inRange<int64_t>(1, chunk + 1);
+    if (a_path == 2) kg = several ? chunk + 8 : 8 * *rc::gen::inRange<int64_t>(1, chunk / 8 + 1);
     if (a_path == 1 && kg % 8 == 0) kg -= 1;
     p.layout = a_path == 0 ? Layout::channels_first : Layout::channels_last;
     p.groups = groups;
@@ -83,21 +85,21 @@ TEST(ConvGemmTcOnCpu, MatchesOracleOnEveryPath) {
     p.k = groups * kg;
     conv_finalize(p);
     const DataSpec spec = *fuzz::conv_data_spec();
-    RC_PRE(ConvGemmTc::supports(p).ok);
-    const ConvGemmTcPlan plan = ConvGemmTc::plan(p);
+    RC_PRE(V::supports(p).ok);
+    const ConvGemmTcPlan plan = V::plan(p);
     RC_ASSERT(plan.a_direct == (a_path == 2));
-    const std::string path = std::string(plan.gemm.bn == 64 ? "256x64" : "128x128") + ", " +
+    const std::string path = std::to_string(plan.gemm.bm) + "x" + std::to_string(plan.gemm.bn) + ", " +
                              (a_path == 0 ? "channels-first" : a_path == 1 ? "channels-last copied" : "channels-last direct") +
-                             ", " + (plan.gemm.kg_pad > kTcBK ? "several chunks" : "one chunk");
+                             ", " + (plan.gemm.kg_pad > chunk ? "several chunks" : "one chunk");
     RC_TAG(path);
     const ConvExpected e = compute_conv_expected(p, spec);
     const std::vector<unsigned char> dy = encode_values(p.dtype, e.data.dy, "dy"), w = encode_values(p.dtype, e.data.w, "w");
     std::vector<unsigned char> dx = poisoned(p.dtype, static_cast<size_t>(p.x_elems()) * dtype_size(p.dtype));
     // 16-byte aligned, as every backend's buffers are: the direct path needs it.
-    std::vector<Pack<uint32_t, 4>> workspace(ConvGemmTc::workspace_bytes(p) / 16 + 1);
+    std::vector<Pack<uint32_t, 4>> workspace(V::workspace_bytes(p) / 16 + 1);
     const ConvBuffers b{dy.data(), w.data(), dx.data(), workspace.data()};
     if (a_path == 2 && p.n > 0) RC_ASSERT(aligned16(dy.data()));
-    ConvGemmTc::launch(CpuExec{}, p, b);
+    V::launch(CpuExec{}, p, b);
     const Mismatches bad = compare_with_oracle(p.dtype, dx.data(), OracleAnswer{&e.dx, &e.abs_sum, &e.terms}, 4,
                                               [&](int64_t i) { return element_coord_text(p.layout, p.dims, p.c, p.in, i); });
     if (bad.wrong > 0)
@@ -108,6 +110,12 @@ TEST(ConvGemmTcOnCpu, MatchesOracleOnEveryPath) {
   EXPECT_TRUE(ok);
   EXPECT_EQ(ran.size(), 12u) << "paths run: " << ran.size() << " of 12";
 }
+
+TEST(ConvGemmTcOnCpu, MatchesOracleOnEveryPath) { check_every_path<ConvGemmTc>(kTcBK); }
+
+// conv.gemm.wgmma: its 64-k stages, 128-byte swizzle, the wgmma fragment's ownership and the
+// ring whose multiplies run as late as a wgmma may read.
+TEST(ConvGemmWgmmaOnCpu, MatchesOracleOnEveryPath) { check_every_path<ConvGemmWgmma>(kWgBK); }
 
 }  // namespace
 }  // namespace pg

@@ -364,11 +364,12 @@ inline std::vector<uint8_t> order_phases_by_work(const ConvProblem& p, const int
   return order;
 }
 
-// `bk`: the reduction steps per stage, to which K/groups is padded.
-inline ConvGemmPlan plan_conv_gemm(const ConvProblem& p, int64_t bk = kGemmBK) {
+// `bk`: the reduction steps per stage, to which K/groups is padded; `bm` x `bn`: the tile (0:
+// conv.gemm's, 128 x 128 or 256 x 64).
+inline ConvGemmPlan plan_conv_gemm(const ConvProblem& p, int64_t bk = kGemmBK, int bm = 0, int bn = 0) {
   ConvGemmPlan plan;
-  plan.bn = gemm_tile_n(p);
-  plan.bm = plan.bn == 64 ? 256 : 128;
+  plan.bn = bn > 0 ? bn : gemm_tile_n(p);
+  plan.bm = bm > 0 ? bm : plan.bn == 64 ? 256 : 128;
   plan.kg_pad = round_up_to(p.k_per_group(), bk);
   plan.cg_pad = round_up_to(p.c_per_group(), plan.bn);
   int64_t phases = 1, largest = p.n;  // the phase at i0 = 0 has the most positions
@@ -486,6 +487,8 @@ struct ConvGemmDeviceBlock {
   __device__ __forceinline__ void stage(int buf) { th.stage(smem, buf); }
   __device__ __forceinline__ void advance() { th.advance(smem); }
   __device__ __forceinline__ void multiply(int buf) { th.multiply(smem, buf); }
+  __device__ __forceinline__ void multiply_async(int buf) { th.multiply(smem, buf); }  // conv.gemm.wgmma's
+  __device__ __forceinline__ void retire(int pending) { th.retire(pending); }
   __device__ __forceinline__ void barrier() { __syncthreads(); }
   __device__ __forceinline__ void finish() { th.finish(smem); }
 };

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <vector>
 
@@ -21,6 +22,7 @@ struct ConvGemmHostBlock {
   const typename Thread::Args& args;
   int x, y, z;
   int pending_multiply = -1;
+  std::deque<int> async_multiplies{};  // conv.gemm.wgmma's, oldest first, run at retire()
 
   template <class Step>
   void every(Step step) {
@@ -39,12 +41,23 @@ struct ConvGemmHostBlock {
   void stage(int buf) { every([&](Thread& t) { t.stage(smem, buf); }); }
   void advance() { every([&](Thread& t) { t.advance(smem); }); }
   void multiply(int buf) { pending_multiply = buf; }
+  // An asynchronous multiply reads its slot until the schedule retires it: it runs then, as
+  // late as a GPU may read, so a copy into a slot still being read shows.
+  void multiply_async(int buf) { async_multiplies.push_back(buf); }
+  void retire(int pending) {
+    while (static_cast<int>(async_multiplies.size()) > pending) {
+      const int buf = async_multiplies.front();
+      async_multiplies.pop_front();
+      every([&](Thread& t) { t.multiply(smem, buf); });
+    }
+  }
   void barrier() {
     if (pending_multiply >= 0) every([&](Thread& t) { t.multiply(smem, pending_multiply); });
     pending_multiply = -1;
   }
   void finish() {
     barrier();  // a multiply the schedule left without a barrier still runs before the results go out
+    retire(0);
     every([&](Thread& t) { t.finish(smem); });
   }
 };
@@ -59,6 +72,13 @@ void run_conv_gemm_block_on_host(const typename Thread::Args& args, const int64_
             z = static_cast<int>(index / grid[0] / grid[1]);
   ConvGemmHostBlock<Thread> block{threads, *smem, args, x, y, z};
   schedule(block);
+}
+
+// Every block of a grid on the host executor `ex`, the blocks spread over its threads.
+template <class Thread, class Exec, class Schedule>
+void run_conv_gemm_grid_on_host(const Exec& ex, const typename Thread::Args& args, const int64_t* grid, Schedule schedule) {
+  ex.template for_each<int64_t>(grid[0] * grid[1] * grid[2],
+                                [&](int64_t i) { run_conv_gemm_block_on_host<Thread>(args, grid, i, schedule); });
 }
 
 }  // namespace pg

@@ -438,13 +438,49 @@ struct ConvGemmTcPlan {
   ConvGemmPlan gemm;
   bool a_direct;     // dy is A's source; else the pre-pass's copy after the weights
   int64_t dy_elems;  // the copy's elements (0 when direct)
+
+  size_t workspace_bytes() const { return static_cast<size_t>(gemm.workspace_elems + dy_elems) * 2; }
 };
 
-inline ConvGemmTcPlan plan_conv_gemm_tc(const ConvProblem& p) {
-  ConvGemmTcPlan plan{plan_conv_gemm(p, kTcBK), false, 0};
+// `gemm`: the tiles and K/groups padding of the variant's stage (conv.gemm.wgmma's are its own).
+inline ConvGemmTcPlan plan_conv_gemm_tc(const ConvProblem& p, const ConvGemmPlan& gemm) {
+  ConvGemmTcPlan plan{gemm, false, 0};
   plan.a_direct = p.layout == Layout::channels_last && p.k % 8 == 0 && p.k_per_group() % 8 == 0;
   if (!plan.a_direct) plan.dy_elems = p.n * p.out_plane() * p.groups * plan.gemm.kg_pad;
   return plan;
+}
+
+inline Support conv_gemm_tc_plan_support(const ConvProblem& p, const ConvGemmTcPlan& pl) {
+  if (pl.gemm.workspace_elems + pl.dy_elems >= (int64_t{1} << 31)) return Support::no("offsets beyond int32");
+  return conv_gemm_plan_support(p, pl.gemm);
+}
+
+// Fills the workspace on `ex` (the weights, then dy's copy unless A reads dy directly) and
+// returns the arguments that read it. b.workspace and, when direct, b.dy are 16-byte aligned.
+template <class T, class Exec>
+ConvGemmTcArgs<T> prepare_conv_gemm_tc(const Exec& ex, const char* name, const ConvProblem& p, const ConvGemmTcPlan& pl,
+                                       const ConvBuffers& b) {
+  require_aligned16(name, {{"the workspace", b.workspace}});
+  if (pl.a_direct) require_aligned16(name, {{"dy", b.dy}});
+  const ConvShape<int32_t> g = make_conv_shape<int32_t>(p);
+  const int32_t kg_pad = static_cast<int32_t>(pl.gemm.kg_pad);
+  T* workspace = static_cast<T*>(b.workspace);
+  ex.template for_each<int32_t>(pl.gemm.workspace_elems,
+                                ConvGemmTcWeightsBody<T>{g, kg_pad, static_cast<int32_t>(pl.gemm.cg_pad),
+                                                         static_cast<const T*>(b.w), workspace});
+  ConvGemmTcArgs<T> args{make_conv_gemm_args<T, T>(p, pl.gemm, b), g};
+  args.a.channels_last = true;
+  if (!pl.a_direct) {
+    T* copy = workspace + pl.gemm.workspace_elems;
+    ex.template for_each<int32_t>(pl.dy_elems / kTcCopyRun,
+                                  ConvGemmTcDyBody<T>{g, kg_pad, Divider<int32_t>(p.out_plane()),
+                                                      Divider<int32_t>(kg_pad / kTcCopyRun), Divider<int32_t>(p.groups),
+                                                      static_cast<const T*>(b.dy), copy});
+    args.gemm.dy = copy;
+    args.a.k = g.groups * kg_pad;
+    args.a.kg = kg_pad;
+  }
+  return args;
 }
 
 #if PG_GPU_COMPILER
@@ -470,44 +506,18 @@ struct ConvGemmTc {
     return d;
   }
 
-  static ConvGemmTcPlan plan(const ConvProblem& p) { return plan_conv_gemm_tc(p); }
-  static Support supports(const ConvProblem& p) {
-    const ConvGemmTcPlan pl = plan(p);
-    if (pl.gemm.workspace_elems + pl.dy_elems >= (int64_t{1} << 31)) return Support::no("offsets beyond int32");
-    return conv_gemm_plan_support(p, pl.gemm);
-  }
-  static size_t workspace_bytes(const ConvProblem& p) {
-    const ConvGemmTcPlan pl = plan(p);
-    return static_cast<size_t>(pl.gemm.workspace_elems + pl.dy_elems) * 2;
-  }
+  static ConvGemmTcPlan plan(const ConvProblem& p) { return plan_conv_gemm_tc(p, plan_conv_gemm(p, kTcBK)); }
+  static Support supports(const ConvProblem& p) { return conv_gemm_tc_plan_support(p, plan(p)); }
+  static size_t workspace_bytes(const ConvProblem& p) { return plan(p).workspace_bytes(); }
 
   // Prepares the workspace on `ex` and calls run.template operator()<T, BM, BN>(plan, args).
   template <class Exec, class Run>
   static void with_args(const Exec& ex, const ConvProblem& p, const ConvBuffers& b, Run&& run) {
     if (p.x_elems() == 0) return;
     const ConvGemmTcPlan pl = plan(p);
-    require_aligned16(traits.name, {{"the workspace", b.workspace}});
-    if (pl.a_direct) require_aligned16(traits.name, {{"dy", b.dy}});
     const auto go = [&](auto tag) {
       using T = decltype(tag);
-      const ConvShape<int32_t> g = make_conv_shape<int32_t>(p);
-      const int32_t kg_pad = static_cast<int32_t>(pl.gemm.kg_pad);
-      T* workspace = static_cast<T*>(b.workspace);
-      ex.template for_each<int32_t>(pl.gemm.workspace_elems,
-                                    ConvGemmTcWeightsBody<T>{g, kg_pad, static_cast<int32_t>(pl.gemm.cg_pad),
-                                                             static_cast<const T*>(b.w), workspace});
-      ConvGemmTcArgs<T> args{make_conv_gemm_args<T, T>(p, pl.gemm, b), g};
-      args.a.channels_last = true;
-      if (!pl.a_direct) {
-        T* copy = workspace + pl.gemm.workspace_elems;
-        ex.template for_each<int32_t>(pl.dy_elems / kTcCopyRun,
-                                      ConvGemmTcDyBody<T>{g, kg_pad, Divider<int32_t>(p.out_plane()),
-                                                          Divider<int32_t>(kg_pad / kTcCopyRun), Divider<int32_t>(p.groups),
-                                                          static_cast<const T*>(b.dy), copy});
-        args.gemm.dy = copy;
-        args.a.k = g.groups * kg_pad;
-        args.a.kg = kg_pad;
-      }
+      const ConvGemmTcArgs<T> args = prepare_conv_gemm_tc<T>(ex, traits.name, p, pl, b);
       if (gemm_tile_n(p) == 64) run.template operator()<T, 256, 64>(pl.gemm, args);
       else run.template operator()<T, 128, 128>(pl.gemm, args);
     };
@@ -521,10 +531,8 @@ struct ConvGemmTc {
   // functions called from the host-and-device schedule.
   static void launch(const CpuExec& ex, const ConvProblem& p, const ConvBuffers& b) {
     with_args(ex, p, b, [&]<class T, int BM, int BN>(const ConvGemmPlan& pl, const ConvGemmTcArgs<T>& args) {
-      ex.template for_each<int64_t>(pl.grid[0] * pl.grid[1] * pl.grid[2], [&](int64_t i) {
-        run_conv_gemm_block_on_host<ConvGemmTcThread<T, BM, BN>>(args, pl.grid, i,
-                                                                 [](auto& block) { conv_gemm_tc_schedule(block); });
-      });
+      run_conv_gemm_grid_on_host<ConvGemmTcThread<T, BM, BN>>(ex, args, pl.grid,
+                                                              [](auto& block) { conv_gemm_tc_schedule(block); });
     });
   }
 #endif

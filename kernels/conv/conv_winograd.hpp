@@ -473,10 +473,8 @@ struct ConvWinograd {
   static void launch(const CpuExec& ex, const ConvProblem& p, const ConvBuffers& b) {
     run(ex, p, b, [&](const WinogradPlan&, const WinogradGemmArgs& args, const int64_t* grid) {
       with_gemm_tile(p, [&]<int BM, int BN, bool CL>() {
-        ex.template for_each<int64_t>(grid[0] * grid[1] * grid[2], [&](int64_t i) {
-          run_conv_gemm_block_on_host<WinogradGemmThread<BM, BN, CL>>(args, grid, i,
-                                                                        [](auto& block) { conv_gemm_schedule(block); });
-        });
+        run_conv_gemm_grid_on_host<WinogradGemmThread<BM, BN, CL>>(ex, args, grid,
+                                                                     [](auto& block) { conv_gemm_schedule(block); });
       });
     });
   }

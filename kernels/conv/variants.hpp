@@ -5,12 +5,13 @@
 #include "kernels/conv/conv_gather.hpp"
 #include "kernels/conv/conv_gemm.hpp"
 #include "kernels/conv/conv_gemm_tc.hpp"
+#include "kernels/conv/conv_gemm_wgmma.hpp"
 #include "kernels/conv/conv_scatter_atomic.hpp"
 #include "kernels/conv/conv_winograd.hpp"
 #include "kernels/conv/register.hpp"
 
 namespace pg {
 
-using ConvVariants = VariantList<ConvGather, ConvScatterAtomic, ConvGemm, ConvGemmTc, ConvDepthwise, ConvWinograd>;
+using ConvVariants = VariantList<ConvGather, ConvScatterAtomic, ConvGemm, ConvGemmTc, ConvGemmWgmma, ConvDepthwise, ConvWinograd>;
 
 }  // namespace pg
