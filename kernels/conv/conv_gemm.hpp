@@ -491,6 +491,7 @@ struct ConvGemmDeviceBlock {
   __device__ __forceinline__ void retire(int pending) { th.retire(pending); }
   __device__ __forceinline__ void barrier() { __syncthreads(); }
   __device__ __forceinline__ void finish() { th.finish(smem); }
+  __device__ __forceinline__ void write_out() { th.write_out(smem); }  // conv.gemm.wgmma's
 };
 
 // Two blocks per multiprocessor where the registers allow it without spilling (f32 accumulation,

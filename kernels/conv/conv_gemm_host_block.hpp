@@ -60,6 +60,7 @@ struct ConvGemmHostBlock {
     retire(0);
     every([&](Thread& t) { t.finish(smem); });
   }
+  void write_out() { every([&](Thread& t) { t.write_out(smem); }); }  // conv.gemm.wgmma's
 };
 
 // Runs block `index` of a grid (x fastest, then y, then z) with its own threads and shared memory:

@@ -15,6 +15,8 @@
 //   - The ring has kWgSlots = kWgLookahead + 2 slots: the stage multiplied now, the one before
 //     (its wgmma may still be reading: each warpgroup only waits for it after issuing the next),
 //     and kWgLookahead stages whose copies are in flight.
+//   - The results go out through shared memory, rounded in pairs, channels-last rows in 16-byte
+//     stores; the dx offset of each row is computed once per block, not once per result.
 //   - cp.async writes shared memory through the generic proxy and wgmma reads it through the
 //     async proxy: every thread fences (fence.proxy.async) after its copies land, before the
 //     barrier that publishes them.
@@ -55,10 +57,32 @@ PG_HD int wg_own_col(int tid, int e) { return 8 * (e / 4) + 2 * (tid % 4) + e % 
 
 template <class T, int BM, int BN>
 struct ConvGemmWgmmaSmem {
+  // The results go out through shared memory (finish(), write_out()): rows of BN + 8 values, so
+  // a warp's pairs land on 32 different banks, laid over the ring once every multiply retired.
+  static constexpr int kOutPitch = BN + 8;
+  static_assert(BM * kOutPitch <= kWgSlots * BM * kWgBK, "the result tile fits in the A ring");
+
   alignas(1024) T a[kWgSlots][BM * kWgBK];
   alignas(1024) T b[kWgSlots][BN * kWgBK];
+  int32_t row_at[BM];   // each result row's dx offset at the tile's first channel; -1 past the phase
   ConvGemmPhase phase;  // written by thread 0 in begin(), read after the barrier that follows
+
+  PG_HD T* out() { return &a[0][0]; }
+  PG_HD const T* out() const { return &a[0][0]; }
 };
+
+// Two results rounded to T, the first in the low half: one cvt on NVIDIA.
+template <class T>
+PG_HD uint32_t wg_round_pair(float lo, float hi) {
+#if defined(PG_TC_MMA_SYNC)
+  uint32_t r;
+  if constexpr (std::is_same_v<T, bf16>) asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  else asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+#else
+  return static_cast<uint32_t>(from_accum<T>(lo).bits) | static_cast<uint32_t>(from_accum<T>(hi).bits) << 16;
+#endif
+}
 
 #if defined(PG_WGMMA_DEVICE)
 // m64n64k16: d[0..31] in the fragment order of wg_own_row and wg_own_col; d = a b + (scale_d ? d : 0).
@@ -267,26 +291,42 @@ struct ConvGemmWgmmaThread {
   PG_HD void retire(int) {}
 #endif
 
-  // The owned results to dx, each element once.
-  PG_HD void finish(const Smem& smem) const {
+  // The owned results, rounded to T, into the shared tile (the ring is free: the schedule's
+  // barrier after the last retire), and the dx offset of row tid.
+  PG_HD void finish(Smem& smem) const {
     const ConvShape<int32_t>& g = args.gemm.g;
-    const ConvGemmPhase& ph = smem.phase;
-    const int32_t c_stride = g.channels_last ? 1 : g.in_plane();
+    for (int r = tid; r < BM; r += kGemmThreads)
+      smem.row_at[r] = m_base + r < rows_in_phase ? conv_gemm_row_x_offset(g, smem.phase, m_base + r, group) : -1;
+    T* out = smem.out();
 #pragma unroll
     for (int mi = 0; mi < kMI; ++mi)
 #pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const int32_t m = m_base + m_of(mi, 2 * half);
-        if (m >= rows_in_phase) continue;
-        const int32_t at = conv_gemm_row_x_offset(g, ph, m, group);
-#pragma unroll
-        for (int j = 0; j < BN / 8; ++j)
-#pragma unroll
-          for (int e = 4 * j + 2 * half; e < 4 * j + 2 * half + 2; ++e) {
-            const int32_t c = c_base + c_of(e);
-            if (c < g.cg) args.gemm.dx[at + c * c_stride] = from_accum<T>(accumulate ? acc[mi][e] : 0.0f);
-          }
+      for (int e = 0; e < kAcc; e += 2) {
+        const uint32_t pair = accumulate ? wg_round_pair<T>(acc[mi][e], acc[mi][e + 1]) : 0u;
+        *reinterpret_cast<uint32_t*>(&out[m_of(mi, e) * Smem::kOutPitch + c_of(e)]) = pair;
       }
+  }
+
+  // The shared tile to dx, each element once. Channels-last rows of whole 16-byte chunks go out
+  // as 16-byte stores along C; otherwise one value per store, a warp's lanes along the rows
+  // (channels-first: consecutive positions) or along C (channels-last).
+  PG_HD void write_out(const Smem& smem) const {
+    const ConvShape<int32_t>& g = args.gemm.g;
+    const T* out = smem.out();
+    if (g.channels_last && g.c % 8 == 0 && g.cg % 8 == 0 && reinterpret_cast<uintptr_t>(args.gemm.dx) % 16 == 0) {
+      for (int i = tid; i < BM * (BN / 8); i += kGemmThreads) {
+        const int r = i / (BN / 8), c = i % (BN / 8) * 8;
+        const int32_t at = smem.row_at[r];
+        if (at >= 0 && c_base + c < g.cg) store_pack<8>(args.gemm.dx, at + c_base + c, load_pack<8>(out, r * Smem::kOutPitch + c));
+      }
+      return;
+    }
+    const int32_t c_stride = g.channels_last ? 1 : g.in_plane();
+    for (int i = tid; i < BM * BN; i += kGemmThreads) {
+      const int r = g.channels_last ? i / BN : i % BM, c = g.channels_last ? i % BN : i / BM;
+      const int32_t at = smem.row_at[r];
+      if (at >= 0 && c_base + c < g.cg) args.gemm.dx[at + (c_base + c) * c_stride] = out[r * Smem::kOutPitch + c];
+    }
   }
 };
 
@@ -322,7 +362,10 @@ PG_HD void conv_gemm_wgmma_schedule(Block& b) {
     b.retire(1);
   }
   b.retire(0);
+  b.barrier();  // every warpgroup's multiplies are done: finish() may lay the results over the ring
   b.finish();
+  b.barrier();
+  b.write_out();
 }
 
 #if PG_GPU_COMPILER && defined(PG_WGMMA)
