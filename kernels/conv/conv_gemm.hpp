@@ -487,11 +487,8 @@ struct ConvGemmDeviceBlock {
   __device__ __forceinline__ void stage(int buf) { th.stage(smem, buf); }
   __device__ __forceinline__ void advance() { th.advance(smem); }
   __device__ __forceinline__ void multiply(int buf) { th.multiply(smem, buf); }
-  // conv.gemm.wgmma's roles, asynchronous multiplies and ring slots.
-  __device__ __forceinline__ bool producer() const { return th.producer(); }
-  __device__ __forceinline__ void multiply_async(int stage) { th.multiply(smem, stage); }
+  __device__ __forceinline__ void multiply_async(int buf) { th.multiply(smem, buf); }  // conv.gemm.wgmma's
   __device__ __forceinline__ void retire(int pending) { th.retire(pending); }
-  __device__ __forceinline__ void release(int stage) { th.release(smem, stage); }
   __device__ __forceinline__ void barrier() { __syncthreads(); }
   __device__ __forceinline__ void finish() { th.finish(smem); }
   __device__ __forceinline__ void write_out() { th.write_out(smem); }  // conv.gemm.wgmma's

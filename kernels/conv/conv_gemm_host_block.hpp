@@ -7,27 +7,22 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <vector>
 
 
 namespace pg {
 
-// A block's threads: Thread::kThreads where it says (conv.gemm.wgmma's 384), else 256.
-template <class Thread>
-constexpr int conv_gemm_block_threads() {
-  if constexpr (requires { Thread::kThreads; }) return Thread::kThreads;
-  else return 256;
-}
-
 template <class Thread>
 struct ConvGemmHostBlock {
-  static constexpr int kThreads = conv_gemm_block_threads<Thread>();
+  static constexpr int kThreads = 256;
   std::vector<Thread>& threads;
   typename Thread::Smem& smem;
   const typename Thread::Args& args;
   int x, y, z;
   int pending_multiply = -1;
+  std::deque<int> async_multiplies{};  // conv.gemm.wgmma's, oldest first, run at retire()
 
   template <class Step>
   void every(Step step) {
@@ -46,12 +41,23 @@ struct ConvGemmHostBlock {
   void stage(int buf) { every([&](Thread& t) { t.stage(smem, buf); }); }
   void advance() { every([&](Thread& t) { t.advance(smem); }); }
   void multiply(int buf) { pending_multiply = buf; }
+  // An asynchronous multiply reads its slot until the schedule retires it: it runs then, as
+  // late as a GPU may read, so a copy into a slot still being read shows.
+  void multiply_async(int buf) { async_multiplies.push_back(buf); }
+  void retire(int pending) {
+    while (static_cast<int>(async_multiplies.size()) > pending) {
+      const int buf = async_multiplies.front();
+      async_multiplies.pop_front();
+      every([&](Thread& t) { t.multiply(smem, buf); });
+    }
+  }
   void barrier() {
     if (pending_multiply >= 0) every([&](Thread& t) { t.multiply(smem, pending_multiply); });
     pending_multiply = -1;
   }
   void finish() {
     barrier();  // a multiply the schedule left without a barrier still runs before the results go out
+    retire(0);
     every([&](Thread& t) { t.finish(smem); });
   }
   void write_out() { every([&](Thread& t) { t.write_out(smem); }); }  // conv.gemm.wgmma's

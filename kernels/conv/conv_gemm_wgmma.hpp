@@ -33,9 +33,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
-#include <stdexcept>
-#include <string>
 #include <type_traits>
 
 #include "kernels/conv/conv_gemm_tc.hpp"
@@ -46,10 +43,9 @@ namespace pg {
 #define PG_WGMMA_DEVICE 1
 #endif
 
-inline constexpr int kWgBK = 64;       // k's per stage: one 128-byte row of 16-bit values
-inline constexpr int kWgSlots = 4;     // stages in the ring: 192 KiB at 256 x 128
-inline constexpr int kWgThreads = 384; // warpgroup 0 copies, warpgroups 1 and 2 multiply
-inline constexpr int kWgProducers = 128;
+inline constexpr int kWgBK = 64;                    // k's per stage: one 128-byte row of 16-bit values
+inline constexpr int kWgLookahead = 2;              // stages whose copies are in flight during a multiply
+inline constexpr int kWgSlots = kWgLookahead + 2;   // + the stage multiplied now and the one before it
 
 // Where (row, k) of a tile of 64-k rows sits: the 128-byte swizzle, chunk (k / 8) ^ (row % 8).
 PG_HD int wg_k_rows_at(int row, int k) { return row * kWgBK + ((((k >> 3) ^ row) & 7) << 3) + (k & 7); }
@@ -68,10 +64,6 @@ struct ConvGemmWgmmaSmem {
 
   alignas(1024) T a[kWgSlots][BM * kWgBK];
   alignas(1024) T b[kWgSlots][BN * kWgBK];
-  // Per slot: `full` completes when the producers' copies into it have landed (an arrival per
-  // producer thread), `empty` when both consumer warpgroups' multiplies of it have retired (an
-  // arrival per consumer thread). The GPU's mbarriers; the CPU's schedule orders the same steps.
-  uint64_t full[kWgSlots], empty[kWgSlots];
   int32_t row_at[BM];   // each result row's dx offset at the tile's first channel; -1 past the phase
   ConvGemmPhase phase;  // written by thread 0 in begin(), read after the barrier that follows
 
@@ -150,42 +142,17 @@ __device__ __forceinline__ void wg_fence_operands(float (&d)[N]) {
 #pragma unroll
   for (int e = 0; e < N; ++e) asm volatile("" : "+f"(d[e])::"memory");
 }
-
-__device__ __forceinline__ void wg_barrier_init(uint64_t* bar, int count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(tc_smem_address(bar)), "r"(count) : "memory");
-}
-// Until the phase of parity `parity` of the mbarrier has completed.
-__device__ __forceinline__ void wg_barrier_wait(uint64_t* bar, int parity) {
-  asm volatile(
-      "{.reg .pred done;\n"
-      "wait_%=: mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-      "@!done bra wait_%=;}" ::"r"(tc_smem_address(bar)),
-      "r"(parity)
-      : "memory");
-}
-__device__ __forceinline__ void wg_barrier_arrive(uint64_t* bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(tc_smem_address(bar)) : "memory");
-}
-// An arrival once this thread's cp.async copies issued so far have landed.
-__device__ __forceinline__ void wg_barrier_arrive_copies(uint64_t* bar) {
-  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(tc_smem_address(bar)) : "memory");
-}
 #endif
-
-// Round r of ring slot s holds stage r * kWgSlots + s; each round completes one phase of the
-// slot's two mbarriers, so the waits' parities follow from the stage number.
-PG_HD int wg_round_parity(int stage) { return stage / kWgSlots & 1; }
 
 template <class T, int BM, int BN>
 struct ConvGemmWgmmaThread {
-  static constexpr int kThreads = kWgThreads;
   using Args = ConvGemmTcArgs<T>;
   using Smem = ConvGemmWgmmaSmem<T, BM, BN>;
-  static constexpr int kMI = BM / 128;  // m64 tiles per consumer warpgroup
+  static constexpr int kMI = BM / 128;  // m64 tiles per warpgroup
   static constexpr int kAcc = BN / 2;   // results per thread per m64 tile
-  // A producer copies chunk tid % 8 (8 k's) of rows tid / 8 + 16 r of A and of B.
-  static constexpr int kRows = BM / 16, kBRows = BN / 16;
-  static_assert(BM % 128 == 0 && (BN == 64 || BN == 128) && kWgProducers == 128, "two consumer warpgroups, m64 tiles");
+  // A thread copies chunk tid % 8 (8 k's) of rows tid / 8 + 32 r of A and of B.
+  static constexpr int kRows = BM / 32, kBRows = BN / 32;
+  static_assert(kGemmThreads == 256 && BM % 128 == 0 && (BN == 64 || BN == 128), "two warpgroups, m64 tiles, n64 or n128");
 
   Args args;
   int tid;
@@ -200,11 +167,9 @@ struct ConvGemmWgmmaThread {
   bool accumulate;
   float acc[kMI][kAcc];
 
-  PG_HD bool producer() const { return tid < kWgProducers; }
-  PG_HD int ct() const { return tid - kWgProducers; }  // a consumer's thread number, 0 to 255
-  // The tile row of result e of m64 tile mi, and the tile column of result e (consumers).
-  PG_HD int m_of(int mi, int e) const { return ct() / 128 * (BM / 2) + mi * 64 + wg_own_row(ct(), e); }
-  PG_HD int c_of(int e) const { return wg_own_col(ct(), e); }
+  // The tile row of result e of m64 tile mi, and the tile column of result e.
+  PG_HD int m_of(int mi, int e) const { return tid / 128 * (BM / 2) + mi * 64 + wg_own_row(tid, e); }
+  PG_HD int c_of(int e) const { return wg_own_col(tid, e); }
 
   PG_HD bool begin(const Args& a, Smem& smem, int thread, int bx, int by, int bz) {
     args = a;
@@ -216,13 +181,6 @@ struct ConvGemmWgmmaThread {
     int32_t taps;
     const ConvGemmPhase ph = conv_gemm_phase(g, args.gemm.phases, phase, taps);
     if (tid == 0) smem.phase = ph;
-#if defined(PG_WGMMA_DEVICE)
-    if (tid == 0)
-      for (int s = 0; s < kWgSlots; ++s) {
-        wg_barrier_init(&smem.full[s], kWgProducers);
-        wg_barrier_init(&smem.empty[s], kWgThreads - kWgProducers);
-      }
-#endif
     rows_in_phase = g.n * ph.j_plane;
     m_base = bx * BM;
     c_base = by * BN;
@@ -231,16 +189,14 @@ struct ConvGemmWgmmaThread {
     iterations_left = taps * chunks;
     chunk = 0;
     q[0] = q[1] = q[2] = 0;
-    accumulate = false;
-    if (producer()) {
 #pragma unroll
-      for (int r = 0; r < kRows; ++r) rows.place(r, m_base + tid / 8 + 16 * r, rows_in_phase, ph);
-      if (iterations_left > 0) to_tap(ph);
-    }
+    for (int r = 0; r < kRows; ++r) rows.place(r, m_base + tid / 8 + 32 * r, rows_in_phase, ph);
+    accumulate = false;
 #if !defined(PG_WGMMA_DEVICE)
     for (int mi = 0; mi < kMI; ++mi)
       for (int e = 0; e < kAcc; ++e) acc[mi][e] = 0;
 #endif
+    if (iterations_left > 0) to_tap(ph);
     return true;
   }
 
@@ -255,30 +211,32 @@ struct ConvGemmWgmmaThread {
            chunk * kWgBK;
   }
 
-  // Producer: waits until ring slot `slot` is free for `stage` (both consumer warpgroups retired
-  // the multiply of stage - kWgSlots), issues the copies of the current (tap, chunk) into it, and
-  // has the slot's full barrier count this thread once they land.
-  PG_HD void fetch(Smem& s, int stage) const {
-    const int slot = stage % kWgSlots;
-#if defined(PG_WGMMA_DEVICE)
-    if (stage >= kWgSlots) wg_barrier_wait(&s.empty[slot], wg_round_parity(stage - kWgSlots));
-#endif
+  // Issues the copies of the current (tap, chunk) into ring slot `slot`.
+  PG_HD void fetch(Smem& s, int slot) const {
     const int kc = (tid % 8) * 8;
     const int32_t k = chunk * kWgBK + kc;
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
       const bool valid = rows.at[r] >= 0 && k < args.a.kg;
-      tc_copy16(&s.a[slot][wg_k_rows_at(tid / 8 + 16 * r, kc)], args.gemm.dy + (valid ? rows.at[r] + k : 0), valid);
+      tc_copy16(&s.a[slot][wg_k_rows_at(tid / 8 + 32 * r, kc)], args.gemm.dy + (valid ? rows.at[r] + k : 0), valid);
     }
     const T* w = args.gemm.w + b_at + (tid / 8) * args.gemm.kg_pad + kc;
 #pragma unroll
-    for (int v = 0; v < kBRows; ++v) tc_copy16(&s.b[slot][wg_k_rows_at(tid / 8 + 16 * v, kc)], w + 16 * v * args.gemm.kg_pad, true);
+    for (int v = 0; v < kBRows; ++v) tc_copy16(&s.b[slot][wg_k_rows_at(tid / 8 + 32 * v, kc)], w + 32 * v * args.gemm.kg_pad, true);
+  }
+  PG_HD void commit() const { tc_commit(); }
+  // Until this thread's copies of the oldest stage in flight have landed, and made them visible
+  // to the matrix units' reads.
+  PG_HD void wait() const {
+#if defined(PG_TC_MMA_SYNC)
+    asm volatile("cp.async.wait_group %0;" ::"n"(kWgLookahead - 1));
+#endif
 #if defined(PG_WGMMA_DEVICE)
-    wg_barrier_arrive_copies(&s.full[slot]);
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 #endif
   }
 
-  // Producer: the next (tap, chunk): chunks inside a tap, then the taps with q[2] fastest.
+  // The next (tap, chunk): chunks inside a tap, then the taps with q[2] fastest.
   PG_HD void advance(const Smem& smem) {
     const ConvGemmPhase& ph = smem.phase;
     --iterations_left;
@@ -292,14 +250,10 @@ struct ConvGemmWgmmaThread {
   }
 
 #if defined(PG_WGMMA_DEVICE)
-  // Consumer: waits for the copies of `stage`, then issues its 4 k16 steps for each of the
-  // warpgroup's m64 tiles, asynchronously: the results are not in acc before retire().
-  __device__ __forceinline__ void multiply(Smem& s, int stage) {
-    const int slot = stage % kWgSlots;
-    wg_barrier_wait(&s.full[slot], wg_round_parity(stage));
-    // The copies wrote through the generic proxy; the matrix units read through the async one.
-    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-    const unsigned a0 = tc_smem_address(&s.a[slot][ct() / 128 * (BM / 2) * kWgBK]), b0 = tc_smem_address(&s.b[slot][0]);
+  // Issues the stage's 4 k16 steps for each of the warpgroup's m64 tiles, asynchronously: the
+  // results are not in acc before retire().
+  __device__ __forceinline__ void multiply(const Smem& s, int slot) {
+    const unsigned a0 = tc_smem_address(&s.a[slot][tid / 128 * (BM / 2) * kWgBK]), b0 = tc_smem_address(&s.b[slot][0]);
 #pragma unroll
     for (int mi = 0; mi < kMI; ++mi) wg_fence_operands(acc[mi]);
     asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
@@ -312,20 +266,17 @@ struct ConvGemmWgmmaThread {
     asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
     accumulate = true;
   }
-  // Consumer: until at most `pending` (0 or 1) of this warpgroup's multiplies are still running.
+  // Until at most `pending` (0 or 1) of this warpgroup's multiplies are still running.
   __device__ __forceinline__ void retire(int pending) {
     if (pending == 0) asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
     else asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
 #pragma unroll
     for (int mi = 0; mi < kMI; ++mi) wg_fence_operands(acc[mi]);
   }
-  // Consumer: the multiply of `stage` retired; the producers may refill its slot.
-  __device__ __forceinline__ void release(Smem& s, int stage) const { wg_barrier_arrive(&s.empty[stage % kWgSlots]); }
 #else
   // Scalar f32 math on the results this thread owns in the wgmma fragment. Results past the
   // phase's rows or the group's channels are never written, so they are not summed.
-  PG_HD void multiply(const Smem& s, int stage) {
-    const int slot = stage % kWgSlots;
+  PG_HD void multiply(const Smem& s, int slot) {
     for (int mi = 0; mi < kMI; ++mi)
       for (int e = 0; e < kAcc; ++e) {
         const int m = m_of(mi, e), c = c_of(e);
@@ -338,16 +289,14 @@ struct ConvGemmWgmmaThread {
     accumulate = true;
   }
   PG_HD void retire(int) {}
-  PG_HD void release(Smem&, int) const {}
 #endif
 
-  // A consumer's results, rounded to T, into the shared tile (the ring is free: the schedule's
-  // barrier after the last retire), and the dx offset of each row, one thread a row.
+  // The owned results, rounded to T, into the shared tile (the ring is free: the schedule's
+  // barrier after the last retire), and the dx offset of row tid.
   PG_HD void finish(Smem& smem) const {
     const ConvShape<int32_t>& g = args.gemm.g;
-    for (int r = tid; r < BM; r += kThreads)
+    for (int r = tid; r < BM; r += kGemmThreads)
       smem.row_at[r] = m_base + r < rows_in_phase ? conv_gemm_row_x_offset(g, smem.phase, m_base + r, group) : -1;
-    if (producer()) return;
     T* out = smem.out();
 #pragma unroll
     for (int mi = 0; mi < kMI; ++mi)
@@ -365,7 +314,7 @@ struct ConvGemmWgmmaThread {
     const ConvShape<int32_t>& g = args.gemm.g;
     const T* out = smem.out();
     if (g.channels_last && g.c % 8 == 0 && g.cg % 8 == 0 && reinterpret_cast<uintptr_t>(args.gemm.dx) % 16 == 0) {
-      for (int i = tid; i < BM * (BN / 8); i += kThreads) {
+      for (int i = tid; i < BM * (BN / 8); i += kGemmThreads) {
         const int r = i / (BN / 8), c = i % (BN / 8) * 8;
         const int32_t at = smem.row_at[r];
         if (at >= 0 && c_base + c < g.cg) store_pack<8>(args.gemm.dx, at + c_base + c, load_pack<8>(out, r * Smem::kOutPitch + c));
@@ -373,7 +322,7 @@ struct ConvGemmWgmmaThread {
       return;
     }
     const int32_t c_stride = g.channels_last ? 1 : g.in_plane();
-    for (int i = tid; i < BM * BN; i += kThreads) {
+    for (int i = tid; i < BM * BN; i += kGemmThreads) {
       const int r = g.channels_last ? i / BN : i % BM, c = g.channels_last ? i % BN : i / BM;
       const int32_t at = smem.row_at[r];
       if (at >= 0 && c_base + c < g.cg) args.gemm.dx[at + (c_base + c) * c_stride] = out[r * Smem::kOutPitch + c];
@@ -381,99 +330,47 @@ struct ConvGemmWgmmaThread {
   }
 };
 
-// One stage of each role, the same steps on the GPU and the CPU. A producer waits (in fetch)
-// until the slot's previous stage was released, copies; a consumer waits (in multiply) for the
-// copies, issues the stage's multiply, retires the one before and gives its slot back.
+// The block's program over the ring. Stage it's copies go out kWgLookahead stages before its
+// multiply. Every iteration waits for its own stage (wait(): this thread's copies; the barrier:
+// everyone's), then refills slot (it + kWgLookahead) % kWgSlots = (it - 2) % kWgSlots, whose
+// multiply every warpgroup retired before that barrier; issues the stage's multiply and retires
+// the one before. One copy group is committed per stage, empty past the end, so "at most
+// kWgLookahead - 1 in flight" always means "the current stage has landed". `b` has
+// conv_gemm_tc_schedule's steps and retire(pending).
 template <class Block>
-PG_HD void conv_gemm_wgmma_produce(Block& b, int stage) {
-  if (stage > 0) b.advance();
-  b.fetch(stage);
-}
-template <class Block>
-PG_HD void conv_gemm_wgmma_consume(Block& b, int stage) {
-  b.multiply_async(stage);
-  b.retire(1);
-  if (stage > 0) b.release(stage - 1);
-}
-
-// The block's program on the GPU: warpgroup 0 runs ahead through the ring, the consumers follow
-// one stage at a time, the mbarriers alone ordering them; then everyone writes the results. The
-// barrier after begin() publishes the phase and the initialized mbarriers.
-template <class Block>
-PG_HD void conv_gemm_wgmma_program(Block& b) {
+PG_HD void conv_gemm_wgmma_schedule(Block& b) {
   if (!b.begin()) return;
   b.barrier();
   const int iterations = b.iterations();
-  if (b.producer()) {
-    for (int stage = 0; stage < iterations; ++stage) conv_gemm_wgmma_produce(b, stage);
-  } else {
-    for (int stage = 0; stage < iterations; ++stage) conv_gemm_wgmma_consume(b, stage);
-    b.retire(0);
-  }
-  b.barrier();  // every multiply retired: finish() may lay the results over the ring
-  b.finish();
-  b.barrier();
-  b.write_out();
-}
-
-#if !PG_GPU_COMPILER
-// The CPU's run of one block, in the order that most exposes a ring bug: the producers fill
-// every slot the consumers have given back, at once; each consumer multiply runs as late as its
-// retire, the latest a wgmma may read its slot. A slot refilled or given back early then shows
-// as a wrong sum, a consumer waiting for a stage no producer can fill as an error.
-template <class Thread>
-struct ConvGemmWgmmaHostRole {
-  ConvGemmHostBlock<Thread>& b;
-  int first, last;          // the role's threads
-  std::deque<int>& running; // multiplies issued, not retired (stages)
-  int& released;            // stages whose slots the consumers gave back: 0 to released - 1
-
-  template <class Step>
-  void each(Step step) {
-    for (int t = first; t < last; ++t) step(b.threads[t]);
-  }
-  void advance() { each([&](Thread& t) { t.advance(b.smem); }); }
-  void fetch(int stage) {
-    if (stage >= kWgSlots && stage - kWgSlots >= released)
-      throw std::logic_error("conv.gemm.wgmma: stage " + std::to_string(stage) + " copied into a slot not given back");
-    each([&](Thread& t) { t.fetch(b.smem, stage); });
-  }
-  void multiply_async(int stage) { running.push_back(stage); }
-  void retire(int pending) {
-    while (static_cast<int>(running.size()) > pending) {
-      const int stage = running.front();
-      running.pop_front();
-      each([&](Thread& t) { t.multiply(b.smem, stage); });
+  for (int s = 0; s < kWgLookahead; ++s) {
+    if (s < iterations) {
+      if (s > 0) b.advance();
+      b.fetch(s);
     }
+    b.commit();
   }
-  void release(int stage) {
-    if (stage != released) throw std::logic_error("conv.gemm.wgmma: slots given back out of order");
-    released = stage + 1;
+  for (int it = 0; it < iterations; ++it) {
+    b.wait();
+    b.barrier();
+    const int next = it + kWgLookahead;
+    if (next < iterations) {
+      b.advance();
+      b.fetch(next % kWgSlots);
+    }
+    b.commit();
+    b.multiply_async(it % kWgSlots);
+    b.retire(1);
   }
-};
-
-template <class Thread>
-void conv_gemm_wgmma_on_host(ConvGemmHostBlock<Thread>& b) {
-  if (!b.begin()) return;
-  const int iterations = b.iterations();
-  std::deque<int> running;
-  int released = 0, fetched = 0;
-  ConvGemmWgmmaHostRole<Thread> producers{b, 0, kWgProducers, running, released};
-  ConvGemmWgmmaHostRole<Thread> consumers{b, kWgProducers, kWgThreads, running, released};
-  for (int stage = 0; stage < iterations; ++stage) {
-    while (fetched < iterations && fetched < released + kWgSlots) conv_gemm_wgmma_produce(producers, fetched++);
-    if (stage >= fetched) throw std::logic_error("conv.gemm.wgmma: a consumer waits for a stage no producer can copy");
-    conv_gemm_wgmma_consume(consumers, stage);
-  }
-  consumers.retire(0);
+  b.retire(0);
+  b.barrier();  // every warpgroup's multiplies are done: finish() may lay the results over the ring
   b.finish();
+  b.barrier();
   b.write_out();
 }
-#endif
 
 #if PG_GPU_COMPILER && defined(PG_WGMMA)
 template <class T, int BM, int BN>
-__global__ void __launch_bounds__(kWgThreads, 1) conv_gemm_wgmma_kernel(ConvGemmTcArgs<T> args) {
+__global__ void __launch_bounds__(kGemmThreads, 1) conv_gemm_wgmma_kernel(ConvGemmTcArgs<T> args) {
   using Thread = ConvGemmWgmmaThread<T, BM, BN>;
   // The descriptors' swizzle needs 1024-byte aligned tiles; the launch asks for 1 KiB more.
   extern __shared__ __align__(16) unsigned char conv_gemm_wgmma_smem[];
@@ -481,7 +378,7 @@ __global__ void __launch_bounds__(kWgThreads, 1) conv_gemm_wgmma_kernel(ConvGemm
   auto& smem = *reinterpret_cast<typename Thread::Smem*>(conv_gemm_wgmma_smem + skip);
   Thread th;
   ConvGemmDeviceBlock<Thread> block{th, smem, args};
-  conv_gemm_wgmma_program(block);
+  conv_gemm_wgmma_schedule(block);
 }
 #endif
 
@@ -519,7 +416,7 @@ struct ConvGemmWgmma {
   static void launch(const CpuExec& ex, const ConvProblem& p, const ConvBuffers& b) {
     with_args(ex, p, b, [&]<class T, int BM, int BN>(const ConvGemmPlan& pl, const ConvGemmTcArgs<T>& args) {
       run_conv_gemm_grid_on_host<ConvGemmWgmmaThread<T, BM, BN>>(ex, args, pl.grid,
-                                                                  [](auto& block) { conv_gemm_wgmma_on_host(block); });
+                                                                  [](auto& block) { conv_gemm_wgmma_schedule(block); });
     });
   }
 #endif
@@ -530,7 +427,7 @@ struct ConvGemmWgmma {
       const dim3 grid(static_cast<unsigned>(pl.grid[0]), static_cast<unsigned>(pl.grid[1]), static_cast<unsigned>(pl.grid[2]));
       constexpr int bytes = sizeof(ConvGemmWgmmaSmem<T, BM, BN>) + 1024;
       PG_HIP_CHECK(cudaFuncSetAttribute(conv_gemm_wgmma_kernel<T, BM, BN>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-      conv_gemm_wgmma_kernel<T, BM, BN><<<grid, kWgThreads, bytes, ex.stream>>>(args);
+      conv_gemm_wgmma_kernel<T, BM, BN><<<grid, kGemmThreads, bytes, ex.stream>>>(args);
       PG_LAUNCH_CHECK("conv_gemm_wgmma_kernel");
     });
   }
