@@ -208,7 +208,11 @@ TEST(ConvRun, AutoTriesTheMeasuredFastestFirst) {
   EXPECT_EQ(first(cube, BackendKind::gpu), "conv.gemm");
   ConvProblem half = p;
   half.dtype = DType::bf16;
-  EXPECT_EQ(first(half, BackendKind::gpu), "conv.gemm.tc");
+  EXPECT_EQ(first(half, BackendKind::gpu), "conv.gemm.tc");  // C/groups 64: conv.gemm.wgmma's column tile half empty
+  ConvProblem wide_half = half;
+  wide_half.c = 128;
+  conv_finalize(wide_half);
+  EXPECT_EQ(first(wide_half, BackendKind::gpu), "conv.gemm.wgmma");
   ConvProblem depthwise = half;
   depthwise.groups = 64;
   conv_finalize(depthwise);

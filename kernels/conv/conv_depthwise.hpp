@@ -2,11 +2,11 @@
 // implicit GEMM has no reduction to speak of (K/groups taps x channels) and conv.gather spends
 // its time on index arithmetic per element.
 //
-// A work item computes kDepthwiseRun dx positions of one (sample, channel, D, H) row along W, all
-// in the same stride phase: positions i0 + j*stride for j in [j0, j0 + kDepthwiseRun). Along W
+// A work item computes a run of dx positions (depthwise_run) of one (sample, channel, D, H) row along W, all
+// in the same stride phase: positions i0 + j*stride for j in [j0, j0 + run). Along W
 // those positions are reached by the same taps t0 + q*t_step, from dy at j + off0 - q*o_step
 // (kernels/conv/conv_geometry.hpp), so the item finds its taps once, reads each weight once for
-// all its positions, and reads kDepthwiseRun consecutive dy elements per tap. The D and H taps
+// all its positions, and reads `run` consecutive dy elements per tap. The D and H taps
 // come as arithmetic runs (taps_reaching) with every division by a divisor fixed at launch.
 // Channels-first items are consecutive along W (coalesced along the row), channels-last ones
 // along C (coalesced across channels). Pure depthwise channels-last problems (C/groups =
@@ -30,14 +30,19 @@
 
 namespace pg {
 
-inline constexpr int kDepthwiseRun = 4;              // dx positions along W per work item
 inline constexpr int64_t kDepthwiseMaxCPerGroup = 8;  // past it conv.gemm reuses dy across channels
 
-// The items along W of one row: phases (min(stride, W)) x blocks of kDepthwiseRun positions,
+// dx positions along W per work item: 8 for 16-bit types, whose weights (one load per channel
+// lane and tap) then serve twice the positions: the bf16 rows went from 0.251 to 0.185 ms
+// (channels-first) and 0.137 to 0.116 ms (channels-last, 8 channels per item); fp32 went from
+// 0.238 to 0.269 ms, so it keeps 4 (H100, 2026-11-26, bench/results/2026-11-26_h100_conv_wgmma.md).
+inline constexpr int depthwise_run(size_t elem_bytes) { return elem_bytes == 2 ? 8 : 4; }
+
+// The items along W of one row: phases (min(stride, W)) x blocks of depthwise_run positions,
 // enough for the phase with the most positions (i0 = 0).
 inline int64_t depthwise_w_blocks_per_phase(const ConvProblem& p) {
-  const int64_t jn = (p.in[2] + p.stride[2] - 1) / p.stride[2];
-  return (jn + kDepthwiseRun - 1) / kDepthwiseRun;
+  const int64_t jn = (p.in[2] + p.stride[2] - 1) / p.stride[2], run = depthwise_run(dtype_size(p.dtype));
+  return (jn + run - 1) / run;
 }
 inline int64_t depthwise_items(const ConvProblem& p, int lanes) {
   return p.n * (p.c / lanes) * p.in[0] * p.in[1] * std::min(p.stride[2], p.in[2]) * depthwise_w_blocks_per_phase(p);
@@ -61,6 +66,7 @@ int depthwise_lanes(const ConvProblem& p, const void* dy, const void* dx) {
 template <class T, class Idx, int V>
 struct ConvDepthwiseBody {
   using A = accum_t<T>;
+  static constexpr int kRun = depthwise_run(sizeof(T));
   ConvShape<Idx> g;
   ConvGatherDividers<Idx> by;
   Divider<Idx> by_w_items, by_blocks;  // items per row along W; blocks per phase
@@ -85,7 +91,7 @@ struct ConvDepthwiseBody {
       rest = by.c.div(rest);
     }
     const Idx n = rest;
-    const Idx i0 = by_blocks.div(w_item), j0 = by_blocks.mod(w_item) * kDepthwiseRun;
+    const Idx i0 = by_blocks.div(w_item), j0 = by_blocks.mod(w_item) * kRun;
     const Idx s = g.stride[2], dil = g.dilation[2];
     const Idx jn = by.stride[2].div(g.in[2] - i0 + s - 1);
     if (j0 >= jn) return;  // this phase has fewer positions than the longest one
@@ -106,9 +112,9 @@ struct ConvDepthwiseBody {
     }
     const Idx group = by.cg.div(c), c_in_group = c - group * g.cg, k_first = group * g.kg;
     const Idx w_step = g.channels_last ? g.k : 1;  // dy elements from one W position to the next
-    A acc[kDepthwiseRun][V];
+    A acc[kRun][V];
 #pragma unroll
-    for (int r = 0; r < kDepthwiseRun; ++r)
+    for (int r = 0; r < kRun; ++r)
 #pragma unroll
       for (int v = 0; v < V; ++v) acc[r][v] = 0;
     for (Idx k = 0; k < g.kg; ++k)
@@ -123,7 +129,7 @@ struct ConvDepthwiseBody {
             for (int v = 0; v < V; ++v) wv[v] = static_cast<A>(to_float(w[g.w_offset(k_first + k + v, c_in_group, tap)]));
             const Idx o = j0 + off0 - qw * g.o_step[2];
 #pragma unroll
-            for (int r = 0; r < kDepthwiseRun; ++r)
+            for (int r = 0; r < kRun; ++r)
               if (o + r >= 0 && o + r < g.out[2]) {
                 const Pack<T, V> d = load_pack<V>(dy, row + (o + r) * w_step);
 #pragma unroll
@@ -132,7 +138,7 @@ struct ConvDepthwiseBody {
           }
         }
 #pragma unroll
-    for (int r = 0; r < kDepthwiseRun; ++r)
+    for (int r = 0; r < kRun; ++r)
       if (j0 + r < jn) {
         Pack<T, V> out;
 #pragma unroll
