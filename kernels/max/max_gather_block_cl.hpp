@@ -1,7 +1,7 @@
 // max.gather.block.cl: k3s2 windows (pad 0-2, one pad parity on every non-trivial axis, no
 // dilation), channels-last with C a whole number of 16-byte packs, int64 plane or global_row
 // indices, int32 offsets, f16/bf16/f32. A work item is a strip of positions (per D slice), 2
-// rows by L pairs along W, for one pack of V channels. k3s2 windows cover 2 consecutive
+// rows by L pairs along W, for V channels (kClChannels). k3s2 windows cover 2 consecutive
 // positions along an axis with as few windows as cover 1, and a pair's covering windows form 2
 // columns whose right one is the next pair's left one, so a 2D strip loads one new column (2
 // windows) per 4 positions, where one position at a time (max.gather.fixed.cl) reads 9 windows
@@ -34,9 +34,14 @@ namespace pg {
 // loading every dy); all rows without channels-last are unaffected.
 inline constexpr int kClStripPairs = 2;
 inline constexpr bool kClDyOnMatch = true;
+// Channels per work item: a 16-byte pack of f32, an 8-byte one of f16/bf16. The item holds an
+// int64 index per channel of every window it loads, so a 16-byte pack of 8 bf16 channels cost it
+// twice the index registers (H100, 2026-11-26, resnet50 stem (32,64,112,112) k3s2p1 CL bf16: 8
+// channels 0.0819 ms, 4 channels 0.0689; the f32 row unchanged at 0.0674).
+inline constexpr int kClChannels = 4;
 
 // Channels-last: V channels of a strip of one D slice, B rows by L pairs of B positions along
-// W, one 16-byte dx store per position.
+// W, one pack of dx stored per position.
 template <class T, int A0, int K, int S, int V, int P, int L, bool kDyOnMatch>
 struct MaxGatherBlockClItem {
   static constexpr int B = 2;                  // rows per strip, positions per pair
@@ -204,7 +209,7 @@ struct MaxGatherBlockCl : VariantDefaults {
       if constexpr (sizeof(T) <= 4) {
         with_bit(leading_axis_trivial(p), [&]<int A0>() {
           with_bit(p.pad_begin[2] % S == 1, [&]<int P>() {
-            constexpr int V = vector_lanes<T>;
+            constexpr int V = kClChannels;
             constexpr int L = A0 == 1 ? kClStripPairs : 1;
             using Item = MaxGatherBlockClItem<T, A0, K, S, V, P, L, kClDyOnMatch>;
             Item item;

@@ -17,10 +17,9 @@
 // Deterministic (each element is summed by one thread in a fixed order), no atomics, each dx
 // element written once, no zeroing pass over dx.
 //
-// The tile is a box [planes][D][H][W][lanes] of the tensor seen as [outer][D][H][W][lanes]:
-// outer = N * C and one lane in channels-first, outer = N and lanes = channels in channels-last.
-// The CPU backend runs the same phases with emulated threads and a small budget
-// (kMaxTiledCpuBudget), so fuzz-sized problems span several tiles, planes, lanes and bands.
+// Tiles, their shape and the window walk are max_tile_walk.hpp's. The CPU backend runs the same
+// phases with emulated threads and a small budget (kMaxTiledCpuBudget), so fuzz-sized problems
+// span several tiles, planes, lanes and bands.
 //
 // Measured (H200, 2026-11-26, bench/results/2026-11-26_h200_max_tiled.md): YOLO SPP k5/k9/k13
 // 2.8x/4.6x/6.0x the fastest other deterministic variant and ahead of the atomic scatter on k5 and
@@ -33,136 +32,25 @@
 
 #include "kernels/common/divider.hpp"
 #include "kernels/common/even_piece.hpp"
-#include "kernels/common/exec.hpp"
-#include "kernels/common/tile_grid.hpp"
-#include "kernels/max/max_dispatch.hpp"
-#include "kernels/max/max_geometry.hpp"
-#include "src/model/variant.hpp"
+#include "kernels/max/max_tile_walk.hpp"
 
 namespace pg {
 
-inline constexpr int kMaxTiledThreads = 256;
-inline constexpr int kLoadBatch = 4;  // slots a thread reads before it decodes them (phase 1)
-
-inline constexpr size_t kMaxTiledSmemBytes = 48 * 1024;  // no opt-in: four blocks share a multiprocessor
-
-// How a tile may grow: shared-memory bytes, dx elements (positions times lanes, all planes),
-// channels per channels-last tile, W positions per tile, and the threads that share it.
-struct MaxTileBudget {
-  size_t bytes;
-  int64_t elements;
-  int lanes, width, threads;
-};
-// On a GPU: as much as 48 KiB holds; 32 lanes (128 bytes of f32 channels per position).
-inline constexpr MaxTileBudget kMaxTiledGpuBudget{kMaxTiledSmemBytes, int64_t{1} << 20, 32, 2048, kMaxTiledThreads};
-// On the CPU backend the same bytes (so it runs every problem the GPU does) but few elements:
-// fuzz-sized problems span several tiles along every axis and C.
-inline constexpr MaxTileBudget kMaxTiledCpuBudget{kMaxTiledSmemBytes, 96, 4, 24, 28};
-
-// Tile shape, bands and shared-memory layout, the same on the host and in the kernel.
-struct MaxTilePlan {
-  int planes, lanes;  // outer planes and lanes per tile
-  int tile[kAxes];    // dx positions per tile along D, H, W
-  int lay[kAxes];     // windows laid out per tile (a bound on those covering it)
-  int positions;      // tile[0] * tile[1] * tile[2]
-  int windows;        // lay[0] * lay[1] * lay[2]
+// Tile shape and bands, the same on the host and in the kernel.
+struct MaxTilePlan : MaxTileShape {
   // A band is band_rows rows of one D slice, each the whole tile width, or (band_rows == 1)
   // band_width positions of one row: positions contiguous in the tile either way.
   int band_rows, band_width;
   int row_groups, segments;  // bands per D slice along H, and along W
-  int threads;
-  bool whole_planes;  // channels-first tiles of whole planes: a tile's sums are one run of dx
-  Divider<int32_t> by_lanes, by_lay[kAxes], by_tile[kAxes], by_segments, by_row_groups, by_bands;
-  size_t bytes;
+  Divider<int32_t> by_segments, by_row_groups, by_bands;
 };
 
-namespace max_tiled {
-
-// At most how many windows cover n consecutive positions along axis a.
-inline int64_t cover(const Problem& p, int a, int64_t n) {
-  const int64_t reach = p.dilation[a] * (p.kernel[a] - 1);
-  return std::max<int64_t>(1, std::min<int64_t>((n - 1 + reach) / p.stride[a] + 1, p.out[a]));
-}
-
-// Shared memory of one plane of `lanes` lanes: per window its position (int) and dy (A), per
-// tile position its sum (A). 0 when a count is beyond int arithmetic.
-inline size_t plane_bytes(const Problem& p, const int* tile, int64_t lanes, size_t accum_size) {
-  int64_t windows = 1, positions = 1;
-  for (int a = 0; a < kAxes; ++a) {
-    windows *= cover(p, a, tile[a]);
-    positions *= tile[a];
-    if (windows > (int64_t{1} << 24)) return 0;
-  }
-  return static_cast<size_t>(lanes * (windows * static_cast<int64_t>(4 + accum_size) + positions * static_cast<int64_t>(accum_size)));
-}
-
-// dx positions per laid-out window of a tile: 1 without a halo.
-inline double positions_per_window(const Problem& p, const int* tile) {
-  double ratio = 1;
-  for (int a = 0; a < kAxes; ++a) ratio *= static_cast<double>(tile[a]) / static_cast<double>(cover(p, a, tile[a]));
-  return ratio;
-}
-
-// The tile for `lanes` lanes within the budget: the whole plane (W capped), halved along the
-// axis whose halving keeps the most dx positions per laid-out window, until it fits. false when
-// not even one position fits.
-inline bool shape_tile(const Problem& p, int64_t lanes, size_t accum_size, const MaxTileBudget& budget, int* tile) {
-  tile[0] = static_cast<int>(p.in[0]);
-  tile[1] = static_cast<int>(p.in[1]);
-  tile[2] = static_cast<int>(even_piece(p.in[2], std::max<int64_t>(1, budget.width / lanes)));
-  for (;;) {
-    const size_t bytes = plane_bytes(p, tile, lanes, accum_size);
-    if (bytes != 0 && bytes <= budget.bytes && int64_t{tile[0]} * tile[1] * tile[2] * lanes <= budget.elements) return true;
-    int best = -1;
-    double best_ratio = -1;
-    for (int a = 0; a < kAxes; ++a) {
-      if (tile[a] == 1) continue;
-      int t[kAxes] = {tile[0], tile[1], tile[2]};
-      t[a] = static_cast<int>(even_piece(p.in[a], t[a] / 2));
-      const double ratio = positions_per_window(p, t);
-      if (ratio > best_ratio) best_ratio = ratio, best = a;
-    }
-    if (best < 0) return false;
-    tile[best] = static_cast<int>(even_piece(p.in[best], tile[best] / 2));
-  }
-}
-
-}  // namespace max_tiled
-
-// The plan for tiles within `budget`; false when not even a one-position tile of one lane fits
-// (a window reach too long).
+// The plan for tiles within `budget`: per laid-out window its named slot (int) and dy, per
+// position its sum; false when not even a one-position tile of one lane fits.
 inline bool plan_max_tiles(const Problem& p, size_t accum_size, const MaxTileBudget& budget, MaxTilePlan* plan) {
   using max_tiled::cover;
-  const bool cl = p.layout == Layout::channels_last;
-  const int64_t outer = std::max<int64_t>(cl ? p.n : p.n * p.c, 1);
   MaxTilePlan q{};
-  q.threads = budget.threads;
-  // Lanes: the widest lane tile whose tile keeps the most positions per laid-out window.
-  double best_ratio = -1;
-  for (int64_t want = cl ? budget.lanes : 1; want >= 1; want /= 2) {
-    const int64_t lanes = cl ? even_piece(p.c, want) : 1;
-    int tile[kAxes];
-    if (!max_tiled::shape_tile(p, lanes, accum_size, budget, tile)) continue;
-    const double ratio = max_tiled::positions_per_window(p, tile);
-    if (ratio > best_ratio + 1e-9) {
-      best_ratio = ratio;
-      q.lanes = static_cast<int>(lanes);
-      for (int a = 0; a < kAxes; ++a) q.tile[a] = tile[a];
-    }
-  }
-  if (best_ratio < 0) return false;
-  q.positions = q.tile[0] * q.tile[1] * q.tile[2];
-  q.whole_planes = !cl && q.positions == p.in_plane();
-  q.windows = 1;
-  for (int a = 0; a < kAxes; ++a) {
-    q.lay[a] = static_cast<int>(cover(p, a, q.tile[a]));
-    q.windows *= q.lay[a];
-  }
-  const size_t per_plane = max_tiled::plane_bytes(p, q.tile, q.lanes, accum_size);
-  const int64_t fit = std::min<int64_t>(static_cast<int64_t>(budget.bytes / per_plane),
-                                        budget.elements / (int64_t{q.positions} * q.lanes));
-  q.planes = static_cast<int>(std::clamp<int64_t>(fit, 1, outer));
-  q.bytes = per_plane * q.planes;
+  if (!shape_max_tiles(p, MaxTileBytes{4 + accum_size, accum_size}, budget, &q)) return false;
   // Bands: a thread scans the windows covering its band (longer bands share more of them), and
   // a block's gather takes about its busiest thread's scan times max(bands, 0.6 x threads): the
   // scans are bound by instruction issue with many busy threads, by each thread's chain of
@@ -186,11 +74,6 @@ inline bool plan_max_tiles(const Problem& p, size_t accum_size, const MaxTileBud
   for (int rows = 1; rows <= q.tile[1]; rows = rows < 4 ? rows + 1 : rows * 2)
     consider(static_cast<int>(even_piece(q.tile[1], rows)), q.tile[2]);
   for (int width = q.tile[2] / 2; width >= 1; width /= 2) consider(1, static_cast<int>(even_piece(q.tile[2], width)));
-  q.by_lanes = Divider<int32_t>(q.lanes);
-  for (int a = 0; a < kAxes; ++a) {
-    q.by_lay[a] = Divider<int32_t>(q.lay[a]);
-    q.by_tile[a] = Divider<int32_t>(q.tile[a]);
-  }
   q.by_segments = Divider<int32_t>(q.segments);
   q.by_row_groups = Divider<int32_t>(q.row_groups);
   q.by_bands = Divider<int32_t>(int64_t{q.tile[0]} * q.row_groups * q.segments);
@@ -198,171 +81,55 @@ inline bool plan_max_tiles(const Problem& p, size_t accum_size, const MaxTileBud
   return true;
 }
 
-// The work of one block on one tile, as phases for plan.threads cooperating threads; every
-// thread finishes a phase before any starts the next (a barrier on the GPU, phase-major order on
-// the CPU). A0 is the first axis that is not trivially 1 (1 for 1D and 2D problems, whose
-// slots then skip D's arithmetic); kLanes: channels-last (lanes split off every slot index).
+// The work of one block on one tile, as three phases for plan.threads cooperating threads.
 template <class T, class Idx, int A0, bool kLanes>
-struct MaxTiledBlock {
-  using Value = T;
-  using Index = Idx;
-  using A = accum_t<T>;
-  MaxGeom<Idx> g;
-  MaxTilePlan plan;
-  TileGrid<Idx> grid;
-  bool plain;  // plane-format indices and no dilation: decode()'s short path
-  const T* dy;
-  const void* indices;
-  T* dx;
+struct MaxTiledBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTilePlan> {
+  using Walk = MaxTileWalk<T, Idx, A0, kLanes, MaxTilePlan>;
+  using typename Walk::A;
+  using Walk::g;
+  using Walk::plan;
+  using Walk::grid;
+  using Walk::dx;
+  using Walk::each_column;
+  using Walk::split_column;
+  using Walk::split_row;
+  static constexpr int kPhases = 3;
 
   // Where a tile lies and how shared memory is carved; each thread computes its own copy.
-  struct Frame {
-    Idx outer0, c0;  // first plane and lane of the tile
-    Idx i0[kAxes];   // first dx position
-    Idx o0[kAxes];   // first window laid out (the first that can cover the tile)
-    A* grad;         // per laid-out window and lane: dy where it names a tile position
-    A* sum;          // per tile position and lane: dx being summed
-    int* named;      // per laid-out window and lane: the sum slot it names, or -1
+  struct Frame : MaxTileOrigin<Idx> {
+    A* grad;    // per laid-out window and lane: dy where it names a tile position
+    A* sum;     // per tile position and lane: dx being summed
+    int* named; // per laid-out window and lane: the sum slot it names, or -1
   };
 
   PG_HD Frame frame(Idx tile_id, unsigned char* smem) const {
     Frame f;
+    static_cast<MaxTileOrigin<Idx>&>(f) = this->origin(tile_id);
     const int window_slots = plan.planes * plan.windows * plan.lanes;
     f.grad = reinterpret_cast<A*>(smem);
     f.sum = f.grad + window_slots;
     f.named = reinterpret_cast<int*>(f.sum + plan.planes * plan.positions * plan.lanes);
-    f.outer0 = grid.locate(tile_id, plan.lanes, plan.tile, &f.c0, f.i0) * plan.planes;
-    for (int a = 0; a < kAxes; ++a) {
-      Idx lo, unused;
-      covering(g, a, f.i0[a], &lo, &unused);
-      f.o0[a] = lo;
-    }
     return f;
   }
 
   // Before the first tile: every sum is zero (each tile's write leaves it so for the next).
-  PG_HD void zero(const Frame& f, int tid) const {
+  PG_HD void start(const Frame& f, int tid) const {
     for (int i = tid; i < plan.planes * plan.positions * plan.lanes; i += plan.threads) f.sum[i] = A(0);
   }
 
-  // Threads take columns (W position and lane: consecutive columns are consecutive addresses)
-  // and walk rows (plane, D, H) of a box [rows][cols], so a column's constants are computed once;
-  // with fewer columns than threads, several threads share a column, taking every step-th row.
-  // Calls f(first_row, row_step, col) per column of this thread.
-  template <class F>
-  PG_HD void each_column(int cols, int tid, F&& f) const {
-    if (cols >= plan.threads) {
-      for (int col = tid; col < cols; col += plan.threads) f(0, 1, col);
-      return;
-    }
-    const int step = plan.threads / cols, row = tid / cols;
-    if (row < step) f(row, step, tid - row * cols);
+  PG_HD void phase(int i, const Frame& f, int tid) const {
+    if (i == 0) load(f, tid);
+    else if (i == 1) gather(f, tid);
+    else write(f, tid);
   }
 
-  // Column col of a box whose columns are (W position, lane): its W position, and its lane.
-  PG_HD int split_column(int col, int* lane) const {
-    if constexpr (!kLanes) {
-      *lane = 0;
-      return col;
-    }
-    const int x = plan.by_lanes.div(col);
-    *lane = col - x * plan.lanes;
-    return x;
-  }
-
-  // Row r of a box whose rows are (plane, D, H) with extents (-, e0, e1): its coordinates.
-  PG_HD void split_row(int r, int e0, const Divider<int32_t>& by_e1, const Divider<int32_t>& by_e0, int* plane, int* z,
-                       int* y) const {
-    const int rest = by_e1.div(r);
-    *y = r - rest * static_cast<int>(by_e1.divisor);
-    if constexpr (A0 == 0) {
-      *plane = by_e0.div(rest);
-      *z = rest - *plane * e0;
-    } else {
-      *plane = rest;
-      *z = 0;
-    }
-  }
-
-  // Phase 1: per laid-out window and lane, the tile position its stored index names (-1: none,
-  // outside the tile, or the window, plane or lane outside the tensor) and then its dy. A thread
-  // reads kLoadBatch slots' index and dy before it decodes any: the phase is bound by memory
-  // latency, and one slot at a time (index, then dy) left a tile's load at ~2 round trips per slot.
+  // Phase 1: per laid-out window and lane, the slot of the sum its stored index names (what the
+  // gather compares and adds to), and its dy.
   PG_HD void load(const Frame& f, int tid) const {
-    const int L = kLanes ? plan.lanes : 1;
-    const int cols = plan.lay[2] * L, rows = plan.planes * plan.lay[0] * plan.lay[1];
-    each_column(cols, tid, [&](int first_row, int row_step, int col) {
-      int lane;
-      const Idx ox = f.o0[2] + split_column(col, &lane), c = f.c0 + lane;
-      const bool col_in = ox < g.out[2] && (!kLanes || c < grid.lanes_total);
-      for (int r = first_row; r < rows; r += kLoadBatch * row_step) {
-        Idx o[kLoadBatch][kAxes], q[kLoadBatch];
-        bool in[kLoadBatch];
-        int64_t stored[kLoadBatch];
-        A grad[kLoadBatch];
-#pragma unroll
-        for (int j = 0; j < kLoadBatch; ++j) {
-          const int rj = r + j * row_step;
-          int plane, z, y;
-          split_row(rj, plan.lay[0], plan.by_lay[1], plan.by_lay[0], &plane, &z, &y);
-          o[j][0] = f.o0[0] + z;
-          o[j][1] = f.o0[1] + y;
-          o[j][2] = ox;
-          q[j] = f.outer0 + plane;
-          in[j] = col_in && rj < rows && q[j] < grid.outer && o[j][1] < g.out[1] && (A0 > 0 || o[j][0] < g.out[0]);
-          stored[j] = -1;
-          grad[j] = A(0);
-          if (in[j]) {
-            const Idx at = (q[j] * g.out_plane + out_lin(g, o[j])) * grid.lanes_total + c;
-            load_indices<1>(indices, g.index_type, at, &stored[j]);
-            grad[j] = static_cast<A>(to_float(dy[at]));
-          }
-        }
-#pragma unroll
-        for (int j = 0; j < kLoadBatch; ++j) {
-          const int rj = r + j * row_step;
-          if (rj >= rows) break;
-          int named = -1;
-          Idx pos[kAxes];
-          if (in[j] && decode(stored[j], kLanes ? q[j] * g.c + c : q[j], o[j], pos)) {
-            int local = 0;
-            bool inside = true;
-#pragma unroll
-            for (int a = A0; a < kAxes; ++a) {
-              const Idx t = pos[a] - f.i0[a];
-              inside = inside && t >= 0 && t < plan.tile[a];
-              local = local * plan.tile[a] + static_cast<int>(t);
-            }
-            // The slot of that position's sum: what the gather compares and adds to.
-            if (inside) named = (static_cast<int>(q[j] - f.outer0) * plan.positions + local) * L + lane;
-          }
-          const int slot = rj * cols + col;
-          f.named[slot] = named;
-          f.grad[slot] = grad[j];  // read only where named is a band position
-        }
-      }
+    this->walk_windows(f, tid, [&](int slot, int named, A grad, const Idx*, const Idx*) {
+      f.named[slot] = named;
+      f.grad[slot] = grad;  // read only where named is a band position
     });
-  }
-
-  // decode_index_at, with plane-format indices of undilated windows (the common case) on a short
-  // path: ~25 instructions of the general one's ~85.
-  PG_HD bool decode(int64_t v, Idx nc, const Idx* o, Idx* pos) const {
-    if (!plain) return decode_index_at<A0>(g, v, nc, o, pos);
-    if (static_cast<uint64_t>(v) >= static_cast<uint64_t>(g.in_plane)) return false;
-    Idx r = static_cast<Idx>(v);
-    pos[0] = 0;
-#pragma unroll
-    for (int a = kAxes - 1; a > A0; --a) {
-      const Idx next = g.in_div[a].div(r);
-      pos[a] = r - next * g.in[a];
-      r = next;
-    }
-    pos[A0] = r;
-    bool ok = true;
-#pragma unroll
-    for (int a = A0; a < kAxes; ++a)
-      ok = ok && static_cast<uint64_t>(pos[a] - (o[a] * g.s[a] - g.pb[a])) <= static_cast<uint64_t>(g.reach[a]);
-    return ok;
   }
 
   // Phase 2: per band and lane, one thread sums into its own positions every laid-out window
@@ -458,67 +225,6 @@ struct MaxTiledBlock {
   }
 };
 
-template <class Block>
-Block make_max_tiled_block(const Problem& p, const MaxTilePlan& plan, const BwdBuffers& b, int64_t* tiles) {
-  using T = typename Block::Value;
-  using Idx = typename Block::Index;
-  Block blk;
-  blk.g = make_max_geom<Idx>(p, 1);
-  blk.plan = plan;
-  blk.grid = make_tile_grid<Idx>(p, plan.planes, plan.lanes, plan.tile, tiles);
-  blk.plain = p.index_format == IndexFormat::plane && p.dilation[0] == 1 && p.dilation[1] == 1 && p.dilation[2] == 1;
-  blk.dy = static_cast<const T*>(b.dy);
-  blk.indices = b.indices;
-  blk.dx = static_cast<T*>(b.dx);
-  return blk;
-}
-
-// Tiles a CPU block runs in turn, as a GPU block runs tiles blockIdx.x, + gridDim.x, ...: its
-// sums are zeroed once and each tile's write leaves them zero for the next, so that hand-over is
-// fuzzed too (a GPU grid has one block per tile below 2^20 tiles).
-inline constexpr int64_t kMaxTiledCpuTilesPerBlock = 3;
-
-template <class Block>
-struct MaxTiledOnCpu {
-  Block block;
-  typename Block::Index tiles, blocks;
-  void operator()(typename Block::Index block_id) const {
-    alignas(16) unsigned char smem[kMaxTiledSmemBytes];
-    auto every_thread = [&](auto phase) {
-      for (int t = 0; t < block.plan.threads; ++t) phase(t);
-    };
-    const auto first = block.frame(block_id, smem);
-    every_thread([&](int t) { block.zero(first, t); });
-    for (auto tile = block_id; tile < tiles; tile += blocks) {
-      const auto f = block.frame(tile, smem);
-      every_thread([&](int t) { block.load(f, t); });
-      every_thread([&](int t) { block.gather(f, t); });
-      every_thread([&](int t) { block.write(f, t); });
-    }
-  }
-};
-
-#if PG_GPU_COMPILER
-
-template <class Block, class Idx>
-__global__ void __launch_bounds__(kMaxTiledThreads) max_tiled_kernel(Block block, Idx tiles) {
-  extern __shared__ double max_tile_smem[];
-  const int tid = threadIdx.x;
-  unsigned char* smem = reinterpret_cast<unsigned char*>(max_tile_smem);
-  block.zero(block.frame(blockIdx.x, smem), tid);
-  for (Idx t = blockIdx.x; t < tiles; t += gridDim.x) {
-    const auto f = block.frame(t, smem);
-    block.load(f, tid);
-    __syncthreads();  // also orders the zeroing (or the last tile's write) before this tile's sums
-    block.gather(f, tid);
-    __syncthreads();
-    block.write(f, tid);
-    __syncthreads();  // the next tile's load overwrites what this tile's gather read
-  }
-}
-
-#endif
-
 struct MaxGatherTiled : MaxVariant<MaxGatherTiled> {
   static constexpr PoolTraits traits{
       .name = "max.gather.tiled", .op = Op::max, .inputs = Inputs::dy_and_indices, .deterministic = true};
@@ -550,28 +256,11 @@ struct MaxGatherTiled : MaxVariant<MaxGatherTiled> {
       if (!plan_max_tiles(p, sizeof(accum_t<T>), budget, &plan)) throw Error("max.gather.tiled: no tile fits");
       with_bit(p.layout == Layout::channels_last, [&]<int kLanes>() {
         int64_t tiles;
-        const auto block = make_max_tiled_block<MaxTiledBlock<T, Idx, A0, kLanes == 1>>(p, plan, b, &tiles);
-        if (tiles > 0) launch_tiles(ex, block, plan, tiles);
+        const auto block = make_max_tile_block<MaxTiledBlock<T, Idx, A0, kLanes == 1>>(p, plan, b, &tiles);
+        if (tiles > 0) run_max_tiles(ex, block, tiles);
       });
     });
   }
-
- private:
-  template <class Block>
-  static void launch_tiles(const CpuExec& ex, const Block& block, const MaxTilePlan&, int64_t tiles) {
-    using Idx = typename Block::Index;
-    const int64_t blocks = (tiles + kMaxTiledCpuTilesPerBlock - 1) / kMaxTiledCpuTilesPerBlock;
-    ex.template for_each<Idx>(blocks, MaxTiledOnCpu<Block>{block, static_cast<Idx>(tiles), static_cast<Idx>(blocks)});
-  }
-#if PG_GPU_COMPILER
-  template <class Block>
-  static void launch_tiles(const GpuExec& ex, const Block& block, const MaxTilePlan& plan, int64_t tiles) {
-    using Idx = typename Block::Index;
-    const unsigned grid = static_cast<unsigned>(std::min<int64_t>(tiles, int64_t{1} << 20));
-    max_tiled_kernel<Block, Idx><<<grid, kMaxTiledThreads, plan.bytes, ex.stream>>>(block, static_cast<Idx>(tiles));
-    PG_LAUNCH_CHECK("max_tiled_kernel");
-  }
-#endif
 };
 
 }  // namespace pg

@@ -1,0 +1,400 @@
+// The layer under the max-pool variants that work over shared-memory tiles of dx
+// (max.gather.tiled): how a tile is shaped within a shared-memory budget, where a tile lies, and
+// the walk that loads, decodes and checks once every window that can cover a tile. What a
+// variant keeps per window and per position, and how it sums, is its own.
+//
+// The tile is a box [planes][D][H][W][lanes] of the tensor seen as [outer][D][H][W][lanes]:
+// outer = N * C and one lane in channels-first, outer = N and lanes = channels in channels-last.
+// A block's phases run on the GPU with a barrier after each, and on the CPU backend with emulated
+// threads in phase-major order (run_max_tiles_on_cpu), so their index logic is fuzzed in CI.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/common/divider.hpp"
+#include "kernels/common/even_piece.hpp"
+#include "kernels/common/exec.hpp"
+#include "kernels/common/tile_grid.hpp"
+#include "kernels/max/max_dispatch.hpp"
+#include "kernels/max/max_geometry.hpp"
+#include "src/model/variant.hpp"
+
+namespace pg {
+
+inline constexpr int kMaxTiledThreads = 256;
+// Windows a thread reads before it decodes them. 8 and 12 were slower on every overlapping row
+// (H100, 2026-11-26: SPP k5 0.068 -> 0.075 / 0.093 ms, I3D 1x3x3 0.81 -> 1.19 / 1.23 ms).
+inline constexpr int kLoadBatch = 4;
+
+inline constexpr size_t kMaxTiledSmemBytes = 48 * 1024;  // no opt-in: four blocks share a multiprocessor
+
+// How a tile may grow: shared-memory bytes, dx elements (positions times lanes, all planes),
+// channels per channels-last tile, W positions per tile, and the threads that share it.
+struct MaxTileBudget {
+  size_t bytes;
+  int64_t elements;
+  int lanes, width, threads;
+};
+// On a GPU: as much as 48 KiB holds; 32 lanes (128 bytes of f32 channels per position). Smaller
+// tiles (36 or 24 KiB, or several planes within 44 KiB so that five blocks share a
+// multiprocessor) were faster on some overlapping rows and slower on others, by as much
+// (H100, 2026-11-26: bench/results/2026-11-26_h100_max_experiments.md).
+inline constexpr MaxTileBudget kMaxTiledGpuBudget{kMaxTiledSmemBytes, int64_t{1} << 20, 32, 2048, kMaxTiledThreads};
+// On the CPU backend the same bytes (so it runs every problem the GPU does) but few elements:
+// fuzz-sized problems span several tiles along every axis and C.
+inline constexpr MaxTileBudget kMaxTiledCpuBudget{kMaxTiledSmemBytes, 96, 4, 24, 28};
+
+// A variant's shared memory: bytes per laid-out window and per tile position, each per lane and
+// plane.
+struct MaxTileBytes {
+  size_t window, position;
+};
+
+// Tile shape and extents, the same on the host and in the kernel.
+struct MaxTileShape {
+  int planes, lanes;  // outer planes and lanes per tile
+  int tile[kAxes];    // dx positions per tile along D, H, W
+  int lay[kAxes];     // windows laid out per tile (a bound on those covering it)
+  int positions;      // tile[0] * tile[1] * tile[2]
+  int windows;        // lay[0] * lay[1] * lay[2]
+  int threads;
+  bool whole_planes;  // channels-first tiles of whole planes: a tile's positions are one run of dx
+  Divider<int32_t> by_lanes, by_lay[kAxes], by_tile[kAxes];
+  size_t bytes;  // shared memory of a block
+};
+
+namespace max_tiled {
+
+// At most how many windows cover n consecutive positions along axis a.
+inline int64_t cover(const Problem& p, int a, int64_t n) {
+  const int64_t reach = p.dilation[a] * (p.kernel[a] - 1);
+  return std::max<int64_t>(1, std::min<int64_t>((n - 1 + reach) / p.stride[a] + 1, p.out[a]));
+}
+
+// Shared memory of one plane of `lanes` lanes. 0 when a count is beyond int arithmetic.
+inline size_t plane_bytes(const Problem& p, const int* tile, int64_t lanes, const MaxTileBytes& per) {
+  int64_t windows = 1, positions = 1;
+  for (int a = 0; a < kAxes; ++a) {
+    windows *= cover(p, a, tile[a]);
+    positions *= tile[a];
+    if (windows > (int64_t{1} << 24)) return 0;
+  }
+  return static_cast<size_t>(lanes * (windows * static_cast<int64_t>(per.window) + positions * static_cast<int64_t>(per.position)));
+}
+
+// dx positions per laid-out window of a tile: 1 without a halo.
+inline double positions_per_window(const Problem& p, const int* tile) {
+  double ratio = 1;
+  for (int a = 0; a < kAxes; ++a) ratio *= static_cast<double>(tile[a]) / static_cast<double>(cover(p, a, tile[a]));
+  return ratio;
+}
+
+// The tile for `lanes` lanes within the budget: the whole plane (W capped), halved along the
+// axis whose halving keeps the most dx positions per laid-out window, until it fits. false when
+// not even one position fits.
+inline bool shape_tile(const Problem& p, int64_t lanes, const MaxTileBytes& per, const MaxTileBudget& budget, int* tile) {
+  tile[0] = static_cast<int>(p.in[0]);
+  tile[1] = static_cast<int>(p.in[1]);
+  tile[2] = static_cast<int>(even_piece(p.in[2], std::max<int64_t>(1, budget.width / lanes)));
+  for (;;) {
+    const size_t bytes = plane_bytes(p, tile, lanes, per);
+    if (bytes != 0 && bytes <= budget.bytes && int64_t{tile[0]} * tile[1] * tile[2] * lanes <= budget.elements) return true;
+    int best = -1;
+    double best_ratio = -1;
+    for (int a = 0; a < kAxes; ++a) {
+      if (tile[a] == 1) continue;
+      int t[kAxes] = {tile[0], tile[1], tile[2]};
+      t[a] = static_cast<int>(even_piece(p.in[a], t[a] / 2));
+      const double ratio = positions_per_window(p, t);
+      if (ratio > best_ratio) best_ratio = ratio, best = a;
+    }
+    if (best < 0) return false;
+    tile[best] = static_cast<int>(even_piece(p.in[best], tile[best] / 2));
+  }
+}
+
+}  // namespace max_tiled
+
+// The tile shape within `budget`; false when not even a one-position tile of one lane fits (a
+// window reach too long).
+inline bool shape_max_tiles(const Problem& p, const MaxTileBytes& per, const MaxTileBudget& budget, MaxTileShape* shape) {
+  using max_tiled::cover;
+  const bool cl = p.layout == Layout::channels_last;
+  const int64_t outer = std::max<int64_t>(cl ? p.n : p.n * p.c, 1);
+  MaxTileShape q{};
+  q.threads = budget.threads;
+  // Lanes: the widest lane tile whose tile keeps the most positions per laid-out window.
+  double best_ratio = -1;
+  for (int64_t want = cl ? budget.lanes : 1; want >= 1; want /= 2) {
+    const int64_t lanes = cl ? even_piece(p.c, want) : 1;
+    int tile[kAxes];
+    if (!max_tiled::shape_tile(p, lanes, per, budget, tile)) continue;
+    const double ratio = max_tiled::positions_per_window(p, tile);
+    if (ratio > best_ratio + 1e-9) {
+      best_ratio = ratio;
+      q.lanes = static_cast<int>(lanes);
+      for (int a = 0; a < kAxes; ++a) q.tile[a] = tile[a];
+    }
+  }
+  if (best_ratio < 0) return false;
+  q.positions = q.tile[0] * q.tile[1] * q.tile[2];
+  q.whole_planes = !cl && q.positions == p.in_plane();
+  q.windows = 1;
+  for (int a = 0; a < kAxes; ++a) {
+    q.lay[a] = static_cast<int>(cover(p, a, q.tile[a]));
+    q.windows *= q.lay[a];
+  }
+  const size_t per_plane = max_tiled::plane_bytes(p, q.tile, q.lanes, per);
+  const int64_t fit = std::min<int64_t>(static_cast<int64_t>(budget.bytes / per_plane),
+                                        budget.elements / (int64_t{q.positions} * q.lanes));
+  q.planes = static_cast<int>(std::clamp<int64_t>(fit, 1, outer));
+  q.bytes = per_plane * q.planes;
+  q.by_lanes = Divider<int32_t>(q.lanes);
+  for (int a = 0; a < kAxes; ++a) {
+    q.by_lay[a] = Divider<int32_t>(q.lay[a]);
+    q.by_tile[a] = Divider<int32_t>(q.tile[a]);
+  }
+  *shape = q;
+  return true;
+}
+
+// Where a tile lies: its first plane, lane and dx position, and its first laid-out window (the
+// first that can cover the tile).
+template <class Idx>
+struct MaxTileOrigin {
+  Idx outer0, c0;
+  Idx i0[kAxes];
+  Idx o0[kAxes];
+};
+
+// What every tiled max block holds and the steps they share. Plan derives from MaxTileShape. A0
+// is the first axis that is not trivially 1 (1 for 1D and 2D problems, whose slots then skip D's
+// arithmetic); kLanes: channels-last (lanes split off every slot index).
+template <class T, class Idx, int A0, bool kLanes, class Plan>
+struct MaxTileWalk {
+  using Value = T;
+  using Index = Idx;
+  using A = accum_t<T>;
+  MaxGeom<Idx> g;
+  Plan plan;
+  TileGrid<Idx> grid;
+  bool plain;  // plane-format indices and no dilation: decode()'s short path
+  const T* dy;
+  const void* indices;
+  T* dx;
+
+  PG_HD MaxTileOrigin<Idx> origin(Idx tile_id) const {
+    MaxTileOrigin<Idx> t;
+    t.outer0 = grid.locate(tile_id, plan.lanes, plan.tile, &t.c0, t.i0) * plan.planes;
+    for (int a = 0; a < kAxes; ++a) {
+      Idx lo, unused;
+      covering(g, a, t.i0[a], &lo, &unused);
+      t.o0[a] = lo;
+    }
+    return t;
+  }
+
+  // Threads take columns (W position and lane: consecutive columns are consecutive addresses)
+  // and walk rows (plane, D, H) of a box [rows][cols], so a column's constants are computed once;
+  // with fewer columns than threads, several threads share a column, taking every step-th row.
+  // Calls f(first_row, row_step, col) per column of this thread.
+  template <class F>
+  PG_HD void each_column(int cols, int tid, F&& f) const {
+    if (cols >= plan.threads) {
+      for (int col = tid; col < cols; col += plan.threads) f(0, 1, col);
+      return;
+    }
+    const int step = plan.threads / cols, row = tid / cols;
+    if (row < step) f(row, step, tid - row * cols);
+  }
+
+  // Column col of a box whose columns are (W position, lane): its W position, and its lane.
+  PG_HD int split_column(int col, int* lane) const {
+    if constexpr (!kLanes) {
+      *lane = 0;
+      return col;
+    }
+    const int x = plan.by_lanes.div(col);
+    *lane = col - x * plan.lanes;
+    return x;
+  }
+
+  // Row r of a box whose rows are (plane, D, H) with extents (-, e0, e1): its coordinates.
+  PG_HD void split_row(int r, int e0, const Divider<int32_t>& by_e1, const Divider<int32_t>& by_e0, int* plane, int* z,
+                       int* y) const {
+    const int rest = by_e1.div(r);
+    *y = r - rest * static_cast<int>(by_e1.divisor);
+    if constexpr (A0 == 0) {
+      *plane = by_e0.div(rest);
+      *z = rest - *plane * e0;
+    } else {
+      *plane = rest;
+      *z = 0;
+    }
+  }
+
+  // Every laid-out window and lane of the tile at t: visit(slot, named, grad, pos, o) with slot
+  // its place in the layout [planes][lay D][lay H][lay W][lanes], named the tile position and
+  // lane its stored index names ((plane * positions + position) * lanes + lane; -1: none, outside
+  // the tile, or the window, plane or lane outside the tensor), grad its dy, pos that position's
+  // coordinates and o the window's. A thread reads kLoadBatch windows' index and dy before it
+  // decodes any: the walk is bound by memory latency, and one window at a time (index, then dy)
+  // left a tile's load at ~2 round trips per window.
+  template <class Visit>
+  PG_HD void walk_windows(const MaxTileOrigin<Idx>& t, int tid, Visit&& visit) const {
+    const int L = kLanes ? plan.lanes : 1;
+    const int cols = plan.lay[2] * L, rows = plan.planes * plan.lay[0] * plan.lay[1];
+    each_column(cols, tid, [&](int first_row, int row_step, int col) {
+      int lane;
+      const Idx ox = t.o0[2] + split_column(col, &lane), c = t.c0 + lane;
+      const bool col_in = ox < g.out[2] && (!kLanes || c < grid.lanes_total);
+      for (int r = first_row; r < rows; r += kLoadBatch * row_step) {
+        Idx o[kLoadBatch][kAxes], q[kLoadBatch];
+        bool in[kLoadBatch];
+        int64_t stored[kLoadBatch];
+        A grad[kLoadBatch];
+#pragma unroll
+        for (int j = 0; j < kLoadBatch; ++j) {
+          const int rj = r + j * row_step;
+          int plane, z, y;
+          split_row(rj, plan.lay[0], plan.by_lay[1], plan.by_lay[0], &plane, &z, &y);
+          o[j][0] = t.o0[0] + z;
+          o[j][1] = t.o0[1] + y;
+          o[j][2] = ox;
+          q[j] = t.outer0 + plane;
+          in[j] = col_in && rj < rows && q[j] < grid.outer && o[j][1] < g.out[1] && (A0 > 0 || o[j][0] < g.out[0]);
+          stored[j] = -1;
+          grad[j] = A(0);
+          if (in[j]) {
+            const Idx at = (q[j] * g.out_plane + out_lin(g, o[j])) * grid.lanes_total + c;
+            load_indices<1>(indices, g.index_type, at, &stored[j]);
+            grad[j] = static_cast<A>(to_float(dy[at]));
+          }
+        }
+#pragma unroll
+        for (int j = 0; j < kLoadBatch; ++j) {
+          const int rj = r + j * row_step;
+          if (rj >= rows) break;
+          int named = -1;
+          Idx pos[kAxes];
+          if (in[j] && decode(stored[j], kLanes ? q[j] * g.c + c : q[j], o[j], pos)) {
+            int local = 0;
+            bool inside = true;
+#pragma unroll
+            for (int a = A0; a < kAxes; ++a) {
+              const Idx d = pos[a] - t.i0[a];
+              inside = inside && d >= 0 && d < plan.tile[a];
+              local = local * plan.tile[a] + static_cast<int>(d);
+            }
+            if (inside) named = (static_cast<int>(q[j] - t.outer0) * plan.positions + local) * L + lane;
+          }
+          visit(rj * cols + col, named, grad[j], pos, o[j]);
+        }
+      }
+    });
+  }
+
+  // decode_index_at, with plane-format indices of undilated windows (the common case) on a short
+  // path: ~25 instructions of the general one's ~85.
+  PG_HD bool decode(int64_t v, Idx nc, const Idx* o, Idx* pos) const {
+    if (!plain) return decode_index_at<A0>(g, v, nc, o, pos);
+    if (static_cast<uint64_t>(v) >= static_cast<uint64_t>(g.in_plane)) return false;
+    Idx r = static_cast<Idx>(v);
+    pos[0] = 0;
+#pragma unroll
+    for (int a = kAxes - 1; a > A0; --a) {
+      const Idx next = g.in_div[a].div(r);
+      pos[a] = r - next * g.in[a];
+      r = next;
+    }
+    pos[A0] = r;
+    bool ok = true;
+#pragma unroll
+    for (int a = A0; a < kAxes; ++a)
+      ok = ok && static_cast<uint64_t>(pos[a] - (o[a] * g.s[a] - g.pb[a])) <= static_cast<uint64_t>(g.reach[a]);
+    return ok;
+  }
+};
+
+// The walk's fields of a Block deriving from MaxTileWalk, for problem p and plan; *tiles: how
+// many tiles the grid has.
+template <class Block>
+Block make_max_tile_block(const Problem& p, const decltype(Block::plan)& plan, const BwdBuffers& b, int64_t* tiles) {
+  using T = typename Block::Value;
+  using Idx = typename Block::Index;
+  Block blk;
+  blk.g = make_max_geom<Idx>(p, 1);
+  blk.plan = plan;
+  blk.grid = make_tile_grid<Idx>(p, plan.planes, plan.lanes, plan.tile, tiles);
+  blk.plain = p.index_format == IndexFormat::plane && p.dilation[0] == 1 && p.dilation[1] == 1 && p.dilation[2] == 1;
+  blk.dy = static_cast<const T*>(b.dy);
+  blk.indices = b.indices;
+  blk.dx = static_cast<T*>(b.dx);
+  return blk;
+}
+
+// Tiles a CPU block runs in turn, as a GPU block runs tiles blockIdx.x, + gridDim.x, ...: what a
+// block leaves in shared memory for its next tile is fuzzed too (a GPU grid has one block per
+// tile below 2^20 tiles).
+inline constexpr int64_t kMaxTiledCpuTilesPerBlock = 3;
+
+// A Block has frame(tile, smem), start(frame, tid) (once, before its first tile) and kPhases
+// phases phase(i, frame, tid); every thread finishes a phase before any starts the next.
+template <class Block>
+struct MaxTilesOnCpu {
+  Block block;
+  typename Block::Index tiles, blocks;
+  void operator()(typename Block::Index block_id) const {
+    alignas(16) unsigned char smem[kMaxTiledSmemBytes];
+    auto every_thread = [&](auto phase) {
+      for (int t = 0; t < block.plan.threads; ++t) phase(t);
+    };
+    const auto first = block.frame(block_id, smem);
+    every_thread([&](int t) { block.start(first, t); });
+    for (auto tile = block_id; tile < tiles; tile += blocks) {
+      const auto f = block.frame(tile, smem);
+      for (int i = 0; i < Block::kPhases; ++i) every_thread([&](int t) { block.phase(i, f, t); });
+    }
+  }
+};
+
+template <class Block>
+void run_max_tiles(const CpuExec& ex, const Block& block, int64_t tiles) {
+  using Idx = typename Block::Index;
+  const int64_t blocks = (tiles + kMaxTiledCpuTilesPerBlock - 1) / kMaxTiledCpuTilesPerBlock;
+  ex.template for_each<Idx>(blocks, MaxTilesOnCpu<Block>{block, static_cast<Idx>(tiles), static_cast<Idx>(blocks)});
+}
+
+#if PG_GPU_COMPILER
+
+template <class Block, class Idx>
+__global__ void __launch_bounds__(kMaxTiledThreads) max_tiles_kernel(Block block, Idx tiles) {
+  extern __shared__ double max_tile_smem[];
+  const int tid = threadIdx.x;
+  unsigned char* smem = reinterpret_cast<unsigned char*>(max_tile_smem);
+  block.start(block.frame(blockIdx.x, smem), tid);
+  for (Idx t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const auto f = block.frame(t, smem);
+    // The first barrier also orders start() (or the last tile's final phase) before this tile's
+    // reads; the last, the next tile's first phase after this tile's reads.
+#pragma unroll
+    for (int i = 0; i < Block::kPhases; ++i) {
+      block.phase(i, f, tid);
+      __syncthreads();
+    }
+  }
+}
+
+template <class Block>
+void run_max_tiles(const GpuExec& ex, const Block& block, int64_t tiles) {
+  using Idx = typename Block::Index;
+  const unsigned grid = static_cast<unsigned>(std::min<int64_t>(tiles, int64_t{1} << 20));
+  max_tiles_kernel<Block, Idx><<<grid, kMaxTiledThreads, block.plan.bytes, ex.stream>>>(block, static_cast<Idx>(tiles));
+  PG_LAUNCH_CHECK("max_tiles_kernel");
+}
+
+#endif
+
+}  // namespace pg
