@@ -109,6 +109,7 @@ std::vector<std::string> observed_tags(const Problem& p, const DataSpec& spec, I
     no_tap = no_tap || window_without_tap(p, a);
   }
   if (p.ceil_mode && overhang) t.push_back("ceil overhang");
+  if (p.dims == 3 && p.in[0] > 1 && axis_copy(p, 0)) t.push_back("D a copy axis (kernel 1, stride 1)");
   if (pad_dil) t.push_back("padding with dilation");
   if (k1_pad) t.push_back("kernel-1 axis with padding");
   if (asym) t.push_back("asymmetric padding");
@@ -147,6 +148,7 @@ std::vector<std::string> admitted_tags(const Variant& v) {
   // One window per plane never overhangs: a second would start before its end.
   if (d.ceil_mode && d.windows != WindowRule::single && (!listed || listed_overhang_possible(d)))
     t.push_back("ceil overhang");
+  if (listed && d.copy_leading && d.max_dims == 3) t.push_back("D a copy axis (kernel 1, stride 1)");
   if (!listed) {
     if (d.dilation) t.push_back("padding with dilation");
     if (!d.pads_symmetric) {

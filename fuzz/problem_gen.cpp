@@ -103,7 +103,13 @@ rc::Gen<Problem> problem(Op op, const Domain& d) {
         !d.pads_symmetric && *rc::gen::weightedOneOf<bool>({{3, rc::gen::just(false)}, {1, rc::gen::just(true)}});
     const WindowShape shape = listed ? pick(d.shapes) : WindowShape{};
     int64_t parity = -1;
+    // A 3D problem of a listed domain with copy_leading: D a copy axis half the time.
+    const bool copy_d = listed && d.copy_leading && p.dims == 3 && *rc::gen::arbitrary<bool>();
     for (int a = kAxes - p.dims; a < kAxes; ++a) {
+      if (a == 0 && copy_d) {
+        p.in[0] = length(1, d.reach[0], 1);  // kernel 1, stride 1, no padding: Problem's defaults
+        continue;
+      }
       if (listed) {
         listed_axis(p, a, d, shape, asymmetric, parity);
         if (d.same_pad_parity) parity = p.pad_begin[a] % shape.stride;

@@ -6,7 +6,9 @@
 // row). Runs start in phase with the stride and the pad parity P is the same on every axis, so
 // which window of the box covers which position is a compile-time fact (WindowPhase): only real
 // (window, position) pairs are compared. dx leaves in 16-byte stores when W % R == 0 and dx is
-// 16-byte aligned, in element stores otherwise.
+// 16-byte aligned, in element stores otherwise. D may instead be a copy axis (kernel 1, stride 1,
+// no padding: I3D's 1x3x3 windows): each of the item's 2 slices then has its own windows, the
+// same compile-time box with 1 window per slice along D.
 #pragma once
 
 #include <cstdint>
@@ -23,12 +25,13 @@
 
 namespace pg {
 
-// MaxGatherFixedItem's run of R dx elements on RH rows, on RD D slices.
+// MaxGatherFixedItem's run of R dx elements on RH rows, on RD D slices; along D windows of kernel
+// KD and stride SD (K and S, or 1 and 1 for a copy axis) whose pad parity is PD.
 // k3s2 f32: 54 real (window, element) pairs of the 2 x 2 x 3 box's 192.
-template <class T, int K, int S, int R, int P>
+template <class T, int K, int S, int R, int P, int KD = K, int SD = S, int PD = P>
 struct MaxGatherBlockCfItem {
   static constexpr int RD = 2, RH = 2;
-  using AlongD = WindowPhase<K, S, RD, P>;
+  using AlongD = WindowPhase<KD, SD, RD, PD>;
   using AlongH = WindowPhase<K, S, RH, P>;
   using AlongW = WindowPhase<K, S, R, P>;
   static constexpr int CD = AlongD::count, CH = AlongH::count, CW = AlongW::count;
@@ -126,12 +129,13 @@ struct MaxGatherBlockCf : VariantDefaults {
   static constexpr PoolTraits traits{
       .name = "max.gather.block.cf", .op = Op::max, .inputs = Inputs::dy_and_indices, .deterministic = true};
   // Slabs are 2 D slices by 2 rows by a run of up to 8 along W: D and H odd and even across
-  // several slabs, W several runs long with a short last one.
+  // several slabs, W several runs long with a short last one; D a copy axis half the time.
   static Domain domain() {
     Domain d = fixed_item_domain({WindowShape{3, 2, 0, 2}}, Layout::channels_first);
     d.min_dims = 3;
     d.same_pad_parity = true;
     d.trivial_leading = 0;
+    d.copy_leading = true;
     d.reach[0] = 6;
     d.reach[1] = 6;
     d.reach[2] = 20;
@@ -149,27 +153,29 @@ struct MaxGatherBlockCf : VariantDefaults {
       using T = decltype(tag);
       if constexpr (sizeof(T) <= 4) {
         with_bit(p.pad_begin[2] % S == 1, [&]<int P>() {
-          constexpr int V = vector_lanes<T>;
-          using Item = MaxGatherBlockCfItem<T, K, S, V, P>;
-          Item item;
-          item.dy = static_cast<const T*>(b.dy);
-          item.indices = static_cast<const int64_t*>(b.indices);
-          item.dx = static_cast<T*>(b.dx);
-          const int64_t per_row = (p.in[2] + V - 1) / V, groups = (p.in[1] + Item::RH - 1) / Item::RH,
-                        slabs = (p.in[0] + Item::RD - 1) / Item::RD;
-          item.runs_div = Divider<int32_t>(per_row);
-          item.groups_div = Divider<int32_t>(groups);
-          item.slabs_div = Divider<int32_t>(slabs);
-          for (int a = 0; a < kAxes; ++a) {
-            item.in[a] = static_cast<int32_t>(p.in[a]);
-            item.out[a] = static_cast<int32_t>(p.out[a]);
-            item.pb[a] = static_cast<int32_t>(p.pad_begin[a]);
-          }
-          item.in_plane = static_cast<int32_t>(p.in_plane());
-          item.out_plane = static_cast<int32_t>(p.out_plane());
-          item.global_row = p.index_format == IndexFormat::global_row;
-          item.packed_store = p.in[2] % V == 0 && aligned16(b.dx);
-          ex.template for_each<int32_t>(p.n * p.c * slabs * groups * per_row, item);
+          with_bit(axis_copy(p, 0), [&]<int kCopyD>() {
+            constexpr int V = vector_lanes<T>;
+            using Item = MaxGatherBlockCfItem<T, K, S, V, P, kCopyD ? 1 : K, kCopyD ? 1 : S, kCopyD ? 0 : P>;
+            Item item;
+            item.dy = static_cast<const T*>(b.dy);
+            item.indices = static_cast<const int64_t*>(b.indices);
+            item.dx = static_cast<T*>(b.dx);
+            const int64_t per_row = (p.in[2] + V - 1) / V, groups = (p.in[1] + Item::RH - 1) / Item::RH,
+                          slabs = (p.in[0] + Item::RD - 1) / Item::RD;
+            item.runs_div = Divider<int32_t>(per_row);
+            item.groups_div = Divider<int32_t>(groups);
+            item.slabs_div = Divider<int32_t>(slabs);
+            for (int a = 0; a < kAxes; ++a) {
+              item.in[a] = static_cast<int32_t>(p.in[a]);
+              item.out[a] = static_cast<int32_t>(p.out[a]);
+              item.pb[a] = static_cast<int32_t>(p.pad_begin[a]);
+            }
+            item.in_plane = static_cast<int32_t>(p.in_plane());
+            item.out_plane = static_cast<int32_t>(p.out_plane());
+            item.global_row = p.index_format == IndexFormat::global_row;
+            item.packed_store = p.in[2] % V == 0 && aligned16(b.dx);
+            ex.template for_each<int32_t>(p.n * p.c * slabs * groups * per_row, item);
+          });
         });
       }
     });

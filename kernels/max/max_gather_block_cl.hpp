@@ -7,7 +7,9 @@
 // windows) per 4 positions, where one position at a time (max.gather.fixed.cl) reads 9 windows
 // per position. 3D strips are one pair: a 2x2 block. Strips start in phase with the stride and
 // the pad parity P is the same on every axis, so which window of the box covers which position
-// is a compile-time fact (WindowPhase): only real (window, position) pairs are compared.
+// is a compile-time fact (WindowPhase): only real (window, position) pairs are compared. In 3D, D
+// may instead be a copy axis (kernel 1, stride 1, no padding: X3D's 1x3x3 windows): a position's
+// windows are then those of its own slice, and strips are 2D strips of that slice.
 // dy, indices and dx must be 16-byte aligned (the harness always allocates them so); launch
 // throws otherwise.
 #pragma once
@@ -41,14 +43,14 @@ inline constexpr bool kClDyOnMatch = true;
 inline constexpr int kClChannels = 4;
 
 // Channels-last: V channels of a strip of one D slice, B rows by L pairs of B positions along
-// W, one pack of dx stored per position.
-template <class T, int A0, int K, int S, int V, int P, int L, bool kDyOnMatch>
+// W, one pack of dx stored per position. kCopyD: D (A0 == 0) is a copy axis.
+template <class T, int A0, int K, int S, int V, int P, int L, bool kDyOnMatch, bool kCopyD = false>
 struct MaxGatherBlockClItem {
   static constexpr int B = 2;                  // rows per strip, positions per pair
   using AlongH = WindowPhase<K, S, B, P>;      // the strip's window rows
   using AlongW = WindowPhase<K, S, B * L, P>;  // the strip's window columns
   static constexpr int CH = AlongH::count, CW = AlongW::count;
-  static constexpr int CD = A0 == 0 ? covering_count<K, S>(1) : 1;  // windows covering a position along D
+  static constexpr int CD = A0 == 0 && !kCopyD ? covering_count<K, S>(1) : 1;  // windows covering a position along D
 
   // True when window column g covers a position of pair q.
   static constexpr bool serves(int g, int q) {
@@ -88,8 +90,8 @@ struct MaxGatherBlockClItem {
       n = depth_div.div(rest);
       d = rest - n * in[0];
     }
-    const int32_t lo0 = A0 == 0 ? first_window<K, S>(d + pb[0]) : 0;
-    const int32_t hi0 = A0 == 0 ? last_window<K, S>(d + pb[0], out[0]) : 0;
+    const int32_t lo0 = A0 == 0 ? (kCopyD ? d : first_window<K, S>(d + pb[0])) : 0;
+    const int32_t hi0 = A0 == 0 ? (kCopyD ? d : last_window<K, S>(d + pb[0], out[0])) : 0;
     const int32_t base_h = AlongH::first(h0 + pb[1]), base_w = AlongW::first(w0 + pb[2]);
     // Strip position (rr, x) lies at lin0 + rr * W + x; a window picked it for channel j exactly
     // when its stored index is mine[j] plus that offset and the position is one of its taps.
@@ -190,6 +192,7 @@ struct MaxGatherBlockCl : VariantDefaults {
     d.min_dims = 2;
     d.same_pad_parity = true;
     d.trivial_leading = 1;
+    d.copy_leading = true;
     d.reach[0] = 5;
     d.reach[1] = 7;
     d.reach[2] = 4 * kClStripPairs + 5;
@@ -209,30 +212,33 @@ struct MaxGatherBlockCl : VariantDefaults {
       if constexpr (sizeof(T) <= 4) {
         with_bit(leading_axis_trivial(p), [&]<int A0>() {
           with_bit(p.pad_begin[2] % S == 1, [&]<int P>() {
-            constexpr int V = kClChannels;
-            constexpr int L = A0 == 1 ? kClStripPairs : 1;
-            using Item = MaxGatherBlockClItem<T, A0, K, S, V, P, L, kClDyOnMatch>;
-            Item item;
-            item.dy = static_cast<const T*>(b.dy);
-            item.indices = static_cast<const int64_t*>(b.indices);
-            item.dx = static_cast<T*>(b.dx);
-            constexpr int B = Item::B, strip_len = B * L;
-            const int64_t groups = p.c / V, strips = (p.in[2] + strip_len - 1) / strip_len,
-                          rows = (p.in[1] + B - 1) / B;
-            item.groups_div = Divider<int32_t>(groups);
-            item.strips_div = Divider<int32_t>(strips);
-            item.rows_div = Divider<int32_t>(rows);
-            item.depth_div = Divider<int32_t>(p.in[0]);
-            for (int a = 0; a < kAxes; ++a) {
-              item.in[a] = static_cast<int32_t>(p.in[a]);
-              item.out[a] = static_cast<int32_t>(p.out[a]);
-              item.pb[a] = static_cast<int32_t>(p.pad_begin[a]);
-            }
-            item.c = static_cast<int32_t>(p.c);
-            item.in_plane = static_cast<int32_t>(p.in_plane());
-            item.out_plane = static_cast<int32_t>(p.out_plane());
-            item.global_row = p.index_format == IndexFormat::global_row;
-            ex.template for_each<int32_t>(p.n * p.in[0] * rows * strips * groups, item);
+            with_bit(A0 == 0 && axis_copy(p, 0), [&]<int kCopyD>() {
+              constexpr int V = kClChannels;
+              // 2D strips where a position has one D window: a 2D problem, or D a copy axis.
+              constexpr int L = A0 == 1 || kCopyD ? kClStripPairs : 1;
+              using Item = MaxGatherBlockClItem<T, A0, K, S, V, P, L, kClDyOnMatch, kCopyD == 1>;
+              Item item;
+              item.dy = static_cast<const T*>(b.dy);
+              item.indices = static_cast<const int64_t*>(b.indices);
+              item.dx = static_cast<T*>(b.dx);
+              constexpr int B = Item::B, strip_len = B * L;
+              const int64_t groups = p.c / V, strips = (p.in[2] + strip_len - 1) / strip_len,
+                            rows = (p.in[1] + B - 1) / B;
+              item.groups_div = Divider<int32_t>(groups);
+              item.strips_div = Divider<int32_t>(strips);
+              item.rows_div = Divider<int32_t>(rows);
+              item.depth_div = Divider<int32_t>(p.in[0]);
+              for (int a = 0; a < kAxes; ++a) {
+                item.in[a] = static_cast<int32_t>(p.in[a]);
+                item.out[a] = static_cast<int32_t>(p.out[a]);
+                item.pb[a] = static_cast<int32_t>(p.pad_begin[a]);
+              }
+              item.c = static_cast<int32_t>(p.c);
+              item.in_plane = static_cast<int32_t>(p.in_plane());
+              item.out_plane = static_cast<int32_t>(p.out_plane());
+              item.global_row = p.index_format == IndexFormat::global_row;
+              ex.template for_each<int32_t>(p.n * p.in[0] * rows * strips * groups, item);
+            });
           });
         });
       }

@@ -30,6 +30,10 @@ bool axis_trivial(const Problem& p, int a) {
          p.pad_begin[a] == 0 && p.pad_end[a] == 0;
 }
 
+bool axis_copy(const Problem& p, int a) {
+  return p.kernel[a] == 1 && p.stride[a] == 1 && p.dilation[a] == 1 && p.pad_begin[a] == 0 && p.pad_end[a] == 0;
+}
+
 Domain::Verdict Domain::admits(const Problem& p) const {
   auto no = [](std::string why) { return Verdict{false, std::move(why)}; };
   if (p.dims < min_dims || p.dims > max_dims)
@@ -61,6 +65,7 @@ Domain::Verdict Domain::admits(const Problem& p) const {
   if (windows == WindowRule::listed) {
     int first = 0;
     while (first < trivial_leading && first < kAxes - 1 && axis_trivial(p, first)) ++first;
+    if (first == 0 && copy_leading && axis_copy(p, 0)) first = 1;
     bool found = false;
     for (const WindowShape& s : shapes) {
       bool all = true;
@@ -99,6 +104,7 @@ std::string Domain::describe_windows() const {
       if (s.pad_max != s.pad_min) o << "-" << s.pad_max;
     }
     o << " on every axis" << (trivial_leading == 0 ? "" : trivial_leading == 1 ? " (D may be flat)" : " (D, H may be flat)");
+    if (copy_leading) o << " or on H, W with D a copy axis (kernel 1, stride 1, no padding)";
   }
   if (pads_symmetric) o << ", symmetric pads";
   if (!dilation) o << ", no dilation";

@@ -46,6 +46,9 @@ struct Domain {
   // listed windows, the leading axes a variant flattens this way:
   //   trivial_leading = 0: none (3D only), 1: D may be trivial, 2: D and H may be.
   int trivial_leading = 2;
+  // Listed windows, 3D: D may instead be a copy axis (any size, kernel 1, stride 1, no padding),
+  // every window then one D slice, as I3D's and X3D's 1x3x3 max pools.
+  bool copy_leading = false;
   std::vector<Layout> layouts = {Layout::channels_first, Layout::channels_last};
   std::vector<DType> dtypes = {DType::f16, DType::bf16, DType::f32, DType::f64};
   // Max stored-index variants: the formats and types read. u8 is only ever a window index.
@@ -82,5 +85,8 @@ struct Domain {
 
 // A leading axis that a 2D (or 1D) problem carries: size 1, one window, kernel 1, no padding.
 bool axis_trivial(const Problem& p, int axis);
+
+// An axis whose windows are each one position of it: kernel 1, stride 1, no padding (any size).
+bool axis_copy(const Problem& p, int axis);
 
 }  // namespace pg
