@@ -488,7 +488,9 @@ TEST(MaxKernels, EachVariantAdmitsItsDomainAndNamesWhatIsOutside) {
       {"max.gather.fixed.cf", cf2, [](Problem& p) { p.dilation[2] = 2; }, "window"},
       {"max.gather.fixed.cl", cl2, [](Problem& p) { p.c = 6; }, "C"},
       {"max.gather.fixed.cl", cl2, [](Problem& p) { p.stride[1] = 1; }, "window"},
-      {"max.gather.block.cf", cf3, [](Problem& p) { p.kernel[0] = p.stride[0] = 1, p.pad_begin[0] = p.pad_end[0] = 0, p.in[0] = 1; }, "window"},
+      // D of kernel 1 is admitted as a copy axis (stride 1, no padding), not with stride 2.
+      {"max.gather.block.cf", cf3, [](Problem& p) { p.kernel[0] = 1, p.stride[0] = 2, p.pad_begin[0] = p.pad_end[0] = 0; }, "window"},
+      {"max.gather.block.cf", cf3, [](Problem& p) { p.kernel[0] = 1, p.stride[0] = 1, p.pad_begin[0] = p.pad_end[0] = 1; }, "window"},
       {"max.gather.block.cf", cf3, [](Problem& p) { p.pad_begin[0] = 0; }, "padding"},
       {"max.gather.block.cl", cl2, [](Problem& p) { p.kernel[1] = 2; }, "window"},
       {"max.gather.block.cl", cl2, [](Problem& p) { p.pad_begin[1] = p.pad_end[1] = 2; }, "padding"},
@@ -497,6 +499,14 @@ TEST(MaxKernels, EachVariantAdmitsItsDomainAndNamesWhatIsOutside) {
       {"max.direct.stored", disjoint, [](Problem& p) { p.stride[2] = 1; }, "overlap"},
       {"max.direct.recompute", disjoint, [](Problem& p) { p.kernel[1] = 3; }, "overlap"},
   };
+  Problem copy_d = cf3;  // I3D's 1x3x3: D a copy axis
+  copy_d.kernel[0] = 1, copy_d.stride[0] = 1, copy_d.pad_begin[0] = copy_d.pad_end[0] = 0;
+  finalize(copy_d);
+  expect_supported("max.gather.block.cf", copy_d);
+  Problem copy_d_cl = copy_d;
+  copy_d_cl.layout = Layout::channels_last;
+  copy_d_cl.c = 8;
+  expect_supported("max.gather.block.cl", copy_d_cl);
   for (const Case& c : cases) {
     const Variant* v = find_variant(c.variant);
     ASSERT_NE(v, nullptr) << c.variant;
