@@ -6,7 +6,8 @@
 // that cover the run form a box of at most CH x CW windows (CH per row axis, CW along W). The
 // box is unrolled, so all its loads can be in flight at once instead of one per iteration of
 // runtime-bounded loops, the division by S is a multiply, and no index type or format is
-// switched on per load.
+// switched on per load. In 3D, D may instead be a copy axis (kernel 1, stride 1, no padding: C3D's
+// and nnU-Net's 1x2x2): a run's windows are then those of its own slice.
 #pragma once
 
 #include <cstdint>
@@ -24,8 +25,9 @@
 namespace pg {
 
 // PH = pad_begin along W modulo S. Runs start at multiples of R (a multiple of S), so PH fixes
-// where each window of the run's box starts relative to the run (AlongW).
-template <class T, int A0, int K, int S, int R, int PH>
+// where each window of the run's box starts relative to the run (AlongW). kCopyD: D (A0 == 0)
+// is a copy axis.
+template <class T, int A0, int K, int S, int R, int PH, bool kCopyD = false>
 struct MaxGatherFixedItem {
   static_assert(R % S == 0, "runs must start in phase with the stride");
   using AlongW = WindowPhase<K, S, R, PH>;
@@ -58,8 +60,9 @@ struct MaxGatherFixedItem {
       r = rest;
     }
     const int32_t nc = r;
-    const int32_t lo[2] = {A0 == 0 ? first_window<K, S>(d + pb[0]) : 0, first_window<K, S>(h0 + pb[1])};
-    const int32_t hi[2] = {A0 == 0 ? last_window<K, S>(d + pb[0], out[0]) : 0, last_window<K, S>(h0 + RH - 1 + pb[1], out[1])};
+    const int32_t lo[2] = {A0 == 0 ? (kCopyD ? d : first_window<K, S>(d + pb[0])) : 0, first_window<K, S>(h0 + pb[1])};
+    const int32_t hi[2] = {A0 == 0 ? (kCopyD ? d : last_window<K, S>(d + pb[0], out[0])) : 0,
+                           last_window<K, S>(h0 + RH - 1 + pb[1], out[1])};
     const int32_t base_w = AlongW::first(w0 + pb[2]);
     const int32_t lin0 = (d * in[1] + h0) * in[2] + w0;
     // Run element k's stored index: < 2^31 (int32 offsets), so a window's index names it exactly
@@ -68,7 +71,7 @@ struct MaxGatherFixedItem {
     const uint32_t first = static_cast<uint32_t>((global_row ? nc * in_plane : 0) + lin0);
     const int32_t run_len = in[2] - w0 < R ? in[2] - w0 : R;  // the last run of a row may be short
     const int32_t out_base = nc * out_plane;
-    constexpr int CH = covering_count<K, S>(RH), CD = A0 == 0 ? covering_count<K, S>(1) : 1;
+    constexpr int CH = covering_count<K, S>(RH), CD = A0 == 0 && !kCopyD ? covering_count<K, S>(1) : 1;
     accum_t<T> acc[RH][R] = {};
     // Every slot of the box loads from a clamped, always valid window and a slot outside the
     // box only drops its matches, so the loads carry no branch and all issue at once. D slices
@@ -131,11 +134,12 @@ struct MaxGatherFixedCf : VariantDefaults {
   static constexpr PoolTraits traits{
       .name = "max.gather.fixed.cf", .op = Op::max, .inputs = Inputs::dy_and_indices, .deterministic = true};
   // Work items are runs of up to 8 along W on 2 rows: W several runs long with a short last
-  // one, H odd and even.
+  // one, H odd and even; in 3D, D a copy axis half the time.
   static Domain domain() {
     Domain d = fixed_item_domain(fixed_window_shapes(), Layout::channels_first);
     d.min_dims = 2;
     d.trivial_leading = 1;
+    d.copy_leading = true;
     d.reach[0] = 4;
     d.reach[1] = 7;
     d.reach[2] = 20;
@@ -154,29 +158,31 @@ struct MaxGatherFixedCf : VariantDefaults {
         if constexpr (sizeof(T) <= 4) {
           with_bit(leading_axis_trivial(p), [&]<int A0>() {
             with_bit(p.pad_begin[2] % S == 1, [&]<int PH>() {
-              if constexpr (PH < S) {
-                constexpr int R = vector_lanes<T>;
-                using Item = MaxGatherFixedItem<T, A0, K, S, R, PH>;
-                Item item;
-                item.dy = static_cast<const T*>(b.dy);
-                item.indices = static_cast<const int64_t*>(b.indices);
-                item.dx = static_cast<T*>(b.dx);
-                const int64_t per_row = (p.in[2] + R - 1) / R;
-                const int64_t groups = (p.in[1] + Item::RH - 1) / Item::RH;
-                item.runs_div = Divider<int32_t>(per_row);
-                item.groups_div = Divider<int32_t>(groups);
-                item.depth_div = Divider<int32_t>(p.in[0]);
-                for (int a = 0; a < kAxes; ++a) {
-                  item.in[a] = static_cast<int32_t>(p.in[a]);
-                  item.out[a] = static_cast<int32_t>(p.out[a]);
-                  item.pb[a] = static_cast<int32_t>(p.pad_begin[a]);
+              with_bit(A0 == 0 && axis_copy(p, 0), [&]<int kCopyD>() {
+                if constexpr (PH < S) {
+                  constexpr int R = vector_lanes<T>;
+                  using Item = MaxGatherFixedItem<T, A0, K, S, R, PH, kCopyD == 1>;
+                  Item item;
+                  item.dy = static_cast<const T*>(b.dy);
+                  item.indices = static_cast<const int64_t*>(b.indices);
+                  item.dx = static_cast<T*>(b.dx);
+                  const int64_t per_row = (p.in[2] + R - 1) / R;
+                  const int64_t groups = (p.in[1] + Item::RH - 1) / Item::RH;
+                  item.runs_div = Divider<int32_t>(per_row);
+                  item.groups_div = Divider<int32_t>(groups);
+                  item.depth_div = Divider<int32_t>(p.in[0]);
+                  for (int a = 0; a < kAxes; ++a) {
+                    item.in[a] = static_cast<int32_t>(p.in[a]);
+                    item.out[a] = static_cast<int32_t>(p.out[a]);
+                    item.pb[a] = static_cast<int32_t>(p.pad_begin[a]);
+                  }
+                  item.in_plane = static_cast<int32_t>(p.in_plane());
+                  item.out_plane = static_cast<int32_t>(p.out_plane());
+                  item.global_row = p.index_format == IndexFormat::global_row;
+                  item.packed_store = p.in[2] % R == 0 && aligned16(b.dx);
+                  ex.template for_each<int32_t>(p.in_elems() / (p.in[1] * p.in[2]) * groups * per_row, item);
                 }
-                item.in_plane = static_cast<int32_t>(p.in_plane());
-                item.out_plane = static_cast<int32_t>(p.out_plane());
-                item.global_row = p.index_format == IndexFormat::global_row;
-                item.packed_store = p.in[2] % R == 0 && aligned16(b.dx);
-                ex.template for_each<int32_t>(p.in_elems() / (p.in[1] * p.in[2]) * groups * per_row, item);
-              }
+              });
             });
           });
         }
