@@ -1,5 +1,7 @@
 #include "fuzz/conv_coverage.hpp"
 
+#include "kernels/conv/conv_depthwise.hpp"  // depthwise_window
+
 namespace pg::fuzz {
 namespace {
 
@@ -14,6 +16,11 @@ constexpr int64_t kRowTile = 128, kNarrowTile = 64, kTcChunk = 32, kWgChunk = 64
 // conv.winograd's tiles: 4 x 4 dx positions each, and the GEMM's 256-row blocks of tiles (the
 // larger of its two row tiles), so "several" holds for either.
 constexpr int64_t kWinogradTile = 4, kWinogradRowBlock = 256;
+
+// W's taps per phase (conv.depthwise's paths): a register window of at most 3 taps one dy position
+// apart, or the tap-by-tap walk (a dilated W, or more taps).
+constexpr const char* kWindowW = "W: at most 3 taps a phase, 1 position apart";
+constexpr const char* kWalkedW = "W: dilated or more than 3 taps a phase";
 
 // Whether every spatial axis has the one window a fixed-window domain (Winograd) takes.
 bool fixed_window(const ConvProblem& p, int64_t kernel) {
@@ -48,6 +55,7 @@ std::vector<std::string> conv_observed_tags(const ConvProblem& p) {
   if (p.c_per_group() > 2 * kNarrowTile) t.push_back("C/groups > 128");
   if (p.k_per_group() > kTcChunk) t.push_back("K/groups > 32");
   if (p.k_per_group() > kWgChunk) t.push_back("K/groups > 64");
+  t.push_back(depthwise_window(p) > 0 ? kWindowW : kWalkedW);
   if (fixed_window(p, 3)) {
     int64_t tiles = p.n;
     bool partial = false;
@@ -65,8 +73,10 @@ std::vector<std::string> conv_admitted_tags(const ConvVariant& v) {
   const ConvDomain& d = v.domain;
   std::vector<std::string> t = {"groups > 1", "depthwise", "padding=same", "padding=valid", "asymmetric padding"};
   if (d.only_kernel == 0) {
-    for (const char* window : {"stride > dilated kernel", "stride > 1", "padding with dilation"}) t.push_back(window);
+    for (const char* window : {"stride > dilated kernel", "stride > 1", "padding with dilation", kWindowW, kWalkedW})
+      t.push_back(window);
   } else if (d.only_kernel == 3) {
+    t.push_back(kWindowW);
     t.push_back("partial 4-wide tile");
     int64_t most_tiles = 3;  // the generator's largest batch
     for (int a = kAxes - d.max_dims; a < kAxes; ++a) most_tiles *= (d.only_kernel + d.reach[a] + kWinogradTile - 1) / kWinogradTile;

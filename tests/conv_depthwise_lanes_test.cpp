@@ -56,8 +56,12 @@ TEST(ConvDepthwiseOnCpu, EveryChannelLaneWidthMatchesTheOracle) {
       const ConvExpected e = compute_conv_expected(p, spec);
       const std::vector<unsigned char> dy = encode_values(p.dtype, e.data.dy, "dy"), w = encode_values(p.dtype, e.data.w, "w");
       std::vector<unsigned char> dx = poisoned(p.dtype, static_cast<size_t>(p.x_elems()) * dtype_size(p.dtype));
-      const int lanes = with_dtype(p.dtype, [&](auto tag) { return depthwise_lanes<decltype(tag)>(p, dy.data(), dx.data()); });
-      ConvDepthwise::launch(CpuExec{}, p, ConvBuffers{dy.data(), w.data(), dx.data(), nullptr});
+      // All-ones bytes (NaN in every float type): weights read from the workspace before the
+      // launch fills it show as wrong values.
+      std::vector<unsigned char> workspace(ConvDepthwise::workspace_bytes(p), 0xff);
+      const ConvBuffers buffers{dy.data(), w.data(), dx.data(), workspace.empty() ? nullptr : workspace.data()};
+      const int lanes = with_dtype(p.dtype, [&](auto tag) { return depthwise_lanes<decltype(tag)>(p, buffers); });
+      ConvDepthwise::launch(CpuExec{}, p, buffers);
       const Mismatches bad = compare_with_oracle(p.dtype, dx.data(), OracleAnswer{&e.dx, &e.abs_sum, &e.terms}, 4,
                                                 [&](int64_t i) { return element_coord_text(p.layout, p.dims, p.c, p.in, i); });
       if (bad.wrong > 0)

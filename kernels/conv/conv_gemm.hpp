@@ -21,10 +21,10 @@
 // C/groups <= 64, so the 3D row's C = 64 does not leave half of every tile empty. BK = 16
 // would hide more latency per barrier but takes 137 registers (nvcc 13, sm_90), one block per
 // multiprocessor instead of two (and measured slower: 56% and 55% of the FMA ceiling on the
-// fp32 2D and 3D rows). Measured on an H100 (bench/results/2026-11-24_h100_conv.md): 40.5 and
-// 35.6 TFLOP/s on the fp32 2D and 3D rows, 63.8% and 56.1% of the same-run FMA ceiling. The
-// 256 x 64 tile issues more non-FMA instructions per 512 FMAs of a stage than 128 x 128 (ncu:
-// about 190 against 135 before fetch() stepped its addresses), which is the 3D row's gap.
+// fp32 2D and 3D rows). Measured on an H100 (bench/results/2026-11-26_h100_conv_gemm_depthwise.md):
+// 44.6 and 40.3 TFLOP/s on the fp32 2D and 3D rows, 70.0% and 63.2% of the same-run FMA ceiling
+// (2026-11-24: 63.8% and 56.1%, before fetch() stepped one pointer and the schedule was unrolled
+// by two: SASS of the 256 x 64 stage, about 180 instructions besides its 512 FMAs, was 235).
 //
 // The per-thread steps (begin, fetch, stage, multiply, advance, finish) are plain member
 // functions and conv_gemm_schedule() orders them between barriers; the kernel runs it for one
@@ -238,20 +238,28 @@ struct ConvGemmThread {
   }
 
   // Global memory -> registers: the stage at (tap, chunk). A channels-first thread reads one row
-  // at kALoads k's a fixed step apart, so the address is computed once and stepped; written as a
-  // fresh product per load under its own condition, nvcc recomputed the plane size and reloaded
-  // the dy pointer for every load (7 instructions each, ncu/SASS on the H100: 174 instructions
-  // besides the 512 FMAs of a 256 x 64 stage).
+  // at kALoads k's kColStep apart: one pointer, stepped, and one count of the loads inside the
+  // row and the group, so each load costs a compare, a 64-bit add and the load. Written as a
+  // product and a row-and-k condition per load, nvcc rebuilt every address and condition (SASS
+  // on the H100, 2026-11-26: 90 of the 235 instructions besides the 512 FMAs of a 256 x 64
+  // stage); stepped, the fp32 3D row went from 0.819 to 0.768 ms.
   PG_HD void fetch() {
     const ConvShape<int32_t>& g = args.g;
     const int32_t k0 = chunk * kGemmBK;
+    if constexpr (CL) {
+      const int32_t k = k0 + a_col(0);
+      const bool k_ok = args.kg_whole || k < g.kg;
 #pragma unroll
-    for (int l = 0; l < kALoads; ++l) {
-      const int r = CL ? l : 0;
-      const bool row_ok = rows.at[r] >= 0;
-      const T* row = args.dy + (row_ok ? rows.at[r] : 0) + (k0 + a_col(CL ? 0 : l)) * args.k_stride;
-      const bool ok = row_ok && (args.kg_whole || k0 + a_col(l) < g.kg);
-      a_next[l] = ok ? static_cast<A>(to_float(*row)) : A(0);
+      for (int l = 0; l < kALoads; ++l)
+        a_next[l] = k_ok && rows.at[l] >= 0 ? static_cast<A>(to_float(args.dy[rows.at[l] + k])) : A(0);
+    } else {
+      constexpr int kColStep = kGemmThreads / BM;  // a_col(l + 1) - a_col(l)
+      const int32_t k = k0 + a_col(0);
+      const int32_t inside = rows.at[0] < 0 ? 0 : args.kg_whole ? kALoads : (g.kg - k + kColStep - 1) / kColStep;
+      const T* p = args.dy + (inside > 0 ? rows.at[0] + k * args.k_stride : 0);
+      const int32_t step = kColStep * args.k_stride;
+#pragma unroll
+      for (int l = 0; l < kALoads; ++l, p += step) a_next[l] = l < inside ? static_cast<A>(to_float(*p)) : A(0);
     }
     const A* w = args.w + b_at + b_row() * args.cg_pad + b_col();
 #pragma unroll
@@ -453,16 +461,26 @@ PG_HD void conv_gemm_schedule(Block& b) {
     b.stage(0);
   }
   b.barrier();
-  for (int it = 0; it < iterations; ++it) {
+  // Unrolled by two, so each multiply and stage names its buffer at compile time and nvcc folds
+  // the buffers' shared-memory addresses into the loads and stores instead of rebuilding them
+  // from a run-time index every stage: the fp32 conv.gemm rows ran 5-10% faster and conv.winograd's
+  // 1-5% (H100, same call, 2026-11-26).
+  const auto step = [&](int it, int buf) {
     const bool more = it + 1 < iterations;
     if (more) {
       b.advance();
       b.fetch();
     }
-    b.multiply(it & 1);
-    if (more) b.stage((it + 1) & 1);
+    b.multiply(buf);
+    if (more) b.stage(buf ^ 1);
     b.barrier();
+  };
+  int it = 0;
+  for (; it + 1 < iterations; it += 2) {
+    step(it, 0);
+    step(it + 1, 1);
   }
+  if (it < iterations) step(it, 0);
   b.finish();
 }
 
