@@ -463,8 +463,8 @@ PG_HD void conv_gemm_schedule(Block& b) {
   b.barrier();
   // Unrolled by two, so each multiply and stage names its buffer at compile time and nvcc folds
   // the buffers' shared-memory addresses into the loads and stores instead of rebuilding them
-  // from a run-time index every stage: the fp32 conv.gemm rows ran 5-10% faster and conv.winograd's
-  // 1-5% (H100, same call, 2026-11-26).
+  // from a run-time index every stage: the nine fp32 conv.gemm rows ran 3-10% faster, the seven
+  // conv.winograd rows -1% to +6% (H100, same calls, 2026-11-26).
   const auto step = [&](int it, int buf) {
     const bool more = it + 1 < iterations;
     if (more) {

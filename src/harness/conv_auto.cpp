@@ -14,8 +14,8 @@ bool winograd_window(const ConvProblem& p) {
 
 std::vector<std::string> conv_auto_order(const ConvProblem& p, BackendKind backend) {
   if (backend != BackendKind::gpu) return {};
-  // The depthwise row: conv.depthwise 0.237 ms, conv.scatter.atomic 0.808, conv.gather 0.884,
-  // conv.gemm 9.26 (f32). Its work per element grows with K/groups, the GEMM's does not; the
+  // The depthwise row: conv.depthwise 0.220 ms, conv.scatter.atomic 0.822, conv.gather 0.876,
+  // conv.gemm 8.73 (f32; bench/results/2026-11-26_h100_conv_gemm_depthwise.md). Its work per element grows with K/groups, the GEMM's does not; the
   // K/groups bound is where no row was measured, so the GEMM keeps those.
   if (p.c_per_group() <= 8 && p.k_per_group() <= 64) return {"conv.depthwise", "conv.gather"};
   // f16 and bf16 (bench/results/2026-11-26_h100_conv_wgmma.md): conv.gemm.wgmma where its
