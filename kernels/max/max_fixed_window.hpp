@@ -10,6 +10,7 @@
 
 #include "src/model/domain.hpp"
 #include "src/model/problem.hpp"
+#include "src/model/variant.hpp"
 #include "kernels/common/hip_compat.hpp"
 
 namespace pg {
@@ -87,6 +88,23 @@ void with_fixed_window(const Problem& p, F&& f) {
   if (p.kernel[2] == 3 && p.stride[2] == 2) f.template operator()<3, 2>();
   else if (p.kernel[2] == 2 && p.stride[2] == 2) f.template operator()<2, 2>();
   else f.template operator()<3, 1>();
+}
+
+// The members every fixed and block item reads the same way: the buffers, the extents and
+// padding per axis, the plane sizes and the index format. Each item adds its own dividers.
+template <class T, class Item>
+void set_fixed_item_frame(Item& item, const Problem& p, const BwdBuffers& b) {
+  item.dy = static_cast<const T*>(b.dy);
+  item.indices = static_cast<const int64_t*>(b.indices);
+  item.dx = static_cast<T*>(b.dx);
+  for (int a = 0; a < kAxes; ++a) {
+    item.in[a] = static_cast<int32_t>(p.in[a]);
+    item.out[a] = static_cast<int32_t>(p.out[a]);
+    item.pb[a] = static_cast<int32_t>(p.pad_begin[a]);
+  }
+  item.in_plane = static_cast<int32_t>(p.in_plane());
+  item.out_plane = static_cast<int32_t>(p.out_plane());
+  item.global_row = p.index_format == IndexFormat::global_row;
 }
 
 }  // namespace pg

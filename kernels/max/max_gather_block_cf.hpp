@@ -157,22 +157,12 @@ struct MaxGatherBlockCf : VariantDefaults {
             constexpr int V = vector_lanes<T>;
             using Item = MaxGatherBlockCfItem<T, K, S, V, P, kCopyD ? 1 : K, kCopyD ? 1 : S, kCopyD ? 0 : P>;
             Item item;
-            item.dy = static_cast<const T*>(b.dy);
-            item.indices = static_cast<const int64_t*>(b.indices);
-            item.dx = static_cast<T*>(b.dx);
+            set_fixed_item_frame<T>(item, p, b);
             const int64_t per_row = (p.in[2] + V - 1) / V, groups = (p.in[1] + Item::RH - 1) / Item::RH,
                           slabs = (p.in[0] + Item::RD - 1) / Item::RD;
             item.runs_div = Divider<int32_t>(per_row);
             item.groups_div = Divider<int32_t>(groups);
             item.slabs_div = Divider<int32_t>(slabs);
-            for (int a = 0; a < kAxes; ++a) {
-              item.in[a] = static_cast<int32_t>(p.in[a]);
-              item.out[a] = static_cast<int32_t>(p.out[a]);
-              item.pb[a] = static_cast<int32_t>(p.pad_begin[a]);
-            }
-            item.in_plane = static_cast<int32_t>(p.in_plane());
-            item.out_plane = static_cast<int32_t>(p.out_plane());
-            item.global_row = p.index_format == IndexFormat::global_row;
             item.packed_store = p.in[2] % V == 0 && aligned16(b.dx);
             ex.template for_each<int32_t>(p.n * p.c * slabs * groups * per_row, item);
           });

@@ -218,9 +218,7 @@ struct MaxGatherBlockCl : VariantDefaults {
               constexpr int L = A0 == 1 || kCopyD ? kClStripPairs : 1;
               using Item = MaxGatherBlockClItem<T, A0, K, S, V, P, L, kClDyOnMatch, kCopyD == 1>;
               Item item;
-              item.dy = static_cast<const T*>(b.dy);
-              item.indices = static_cast<const int64_t*>(b.indices);
-              item.dx = static_cast<T*>(b.dx);
+              set_fixed_item_frame<T>(item, p, b);
               constexpr int B = Item::B, strip_len = B * L;
               const int64_t groups = p.c / V, strips = (p.in[2] + strip_len - 1) / strip_len,
                             rows = (p.in[1] + B - 1) / B;
@@ -228,15 +226,7 @@ struct MaxGatherBlockCl : VariantDefaults {
               item.strips_div = Divider<int32_t>(strips);
               item.rows_div = Divider<int32_t>(rows);
               item.depth_div = Divider<int32_t>(p.in[0]);
-              for (int a = 0; a < kAxes; ++a) {
-                item.in[a] = static_cast<int32_t>(p.in[a]);
-                item.out[a] = static_cast<int32_t>(p.out[a]);
-                item.pb[a] = static_cast<int32_t>(p.pad_begin[a]);
-              }
               item.c = static_cast<int32_t>(p.c);
-              item.in_plane = static_cast<int32_t>(p.in_plane());
-              item.out_plane = static_cast<int32_t>(p.out_plane());
-              item.global_row = p.index_format == IndexFormat::global_row;
               ex.template for_each<int32_t>(p.n * p.in[0] * rows * strips * groups, item);
             });
           });

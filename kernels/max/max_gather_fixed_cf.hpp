@@ -163,22 +163,12 @@ struct MaxGatherFixedCf : VariantDefaults {
                   constexpr int R = vector_lanes<T>;
                   using Item = MaxGatherFixedItem<T, A0, K, S, R, PH, kCopyD == 1>;
                   Item item;
-                  item.dy = static_cast<const T*>(b.dy);
-                  item.indices = static_cast<const int64_t*>(b.indices);
-                  item.dx = static_cast<T*>(b.dx);
+                  set_fixed_item_frame<T>(item, p, b);
                   const int64_t per_row = (p.in[2] + R - 1) / R;
                   const int64_t groups = (p.in[1] + Item::RH - 1) / Item::RH;
                   item.runs_div = Divider<int32_t>(per_row);
                   item.groups_div = Divider<int32_t>(groups);
                   item.depth_div = Divider<int32_t>(p.in[0]);
-                  for (int a = 0; a < kAxes; ++a) {
-                    item.in[a] = static_cast<int32_t>(p.in[a]);
-                    item.out[a] = static_cast<int32_t>(p.out[a]);
-                    item.pb[a] = static_cast<int32_t>(p.pad_begin[a]);
-                  }
-                  item.in_plane = static_cast<int32_t>(p.in_plane());
-                  item.out_plane = static_cast<int32_t>(p.out_plane());
-                  item.global_row = p.index_format == IndexFormat::global_row;
                   item.packed_store = p.in[2] % R == 0 && aligned16(b.dx);
                   ex.template for_each<int32_t>(p.in_elems() / (p.in[1] * p.in[2]) * groups * per_row, item);
                 }

@@ -117,20 +117,10 @@ struct MaxGatherFixedCl : VariantDefaults {
           with_bit(leading_axis_trivial(p), [&]<int A0>() {
             constexpr int R = vector_lanes<T>;
             MaxGatherFixedClItem<T, A0, K, S, R> item;
-            item.dy = static_cast<const T*>(b.dy);
-            item.indices = static_cast<const int64_t*>(b.indices);
-            item.dx = static_cast<T*>(b.dx);
+            set_fixed_item_frame<T>(item, p, b);
             item.groups_div = Divider<int32_t>(p.c / R);
-            for (int a = 0; a < kAxes; ++a) {
-              item.in_div[a] = Divider<int32_t>(p.in[a]);
-              item.in[a] = static_cast<int32_t>(p.in[a]);
-              item.out[a] = static_cast<int32_t>(p.out[a]);
-              item.pb[a] = static_cast<int32_t>(p.pad_begin[a]);
-            }
+            for (int a = 0; a < kAxes; ++a) item.in_div[a] = Divider<int32_t>(p.in[a]);
             item.c = static_cast<int32_t>(p.c);
-            item.in_plane = static_cast<int32_t>(p.in_plane());
-            item.out_plane = static_cast<int32_t>(p.out_plane());
-            item.global_row = p.index_format == IndexFormat::global_row;
             ex.template for_each<int32_t>(p.in_elems() / R, item);
           });
         }
