@@ -19,6 +19,7 @@
 #include "tests/backend_main.hpp"
 #include "kernels/avg/avg_gather_box3.hpp"
 #include "kernels/avg/avg_gather_k3s2.hpp"
+#include "kernels/avg/avg_gather_planes.hpp"
 #include "kernels/avg/avg_geometry.hpp"
 #include "src/harness/registry.hpp"
 #include "src/harness/verify.hpp"
@@ -296,6 +297,42 @@ TEST(AvgKernels, TiledTakesEveryWindowAndLayout) {
         if (l == Layout::channels_last) p.c = 13;
         finalize(p);
         ASSERT_TRUE(runs(*tiled, p)) << to_string(p) << ": " << why(*tiled, p);
+        verify_all(p, DataKind::real);
+      }
+}
+
+TEST(AvgKernels, PlanesTakesEveryPath) {
+  // avg.gather.planes: runs with the kernel of 3 unrolled (2D, 3D, 1D rows, a partial last run),
+  // runs of kernels up to 8 (2 and 7), the per-element sum with the unrolled tap loop (stride 2,
+  // dilation) and with any number of taps (kernel 9 at stride 1), one divisor for every window
+  // and divisors by per-axis counts, several planes per block and a partial last block.
+  const Variant* planes = find_variant("avg.gather.planes");
+  ASSERT_NE(planes, nullptr);
+  auto dilated = [](Problem p, int64_t d) {
+    p.dilation[2] = d;
+    finalize(p);
+    return p;
+  };
+  const std::vector<Problem> cases = {
+      avg_problem(2, 3, {7, 12}, 3, 1, 1),         // runs of kernel 3, a partial last run
+      avg_problem(1, 5, {3, 4, 10}, 3, 1, 1),      // 3D
+      avg_problem(3, 2, {37}, 3, 1, 1),            // 1D rows
+      avg_problem(2, 3, {6, 11}, 2, 1, 1),         // runs of kernel 2
+      avg_problem(2, 2, {5, 16}, 7, 1, 3),         // runs of kernel 7
+      avg_problem(2, 3, {9, 13}, 3, 2, 1),         // per element, stride 2
+      dilated(avg_problem(2, 3, {8, 14}, 3, 1, 1), 2),  // per element, dilation 2
+      avg_problem(2, 2, {40}, 9, 1, 4),            // per element, nine taps
+  };
+  for (const Problem& base : cases)
+    for (Divisor rule : {Divisor::include_pad, Divisor::exclude_pad})
+      for (DType t : {DType::f32, DType::bf16}) {
+        Problem p = base;
+        p.divisor = rule;
+        p.dtype = t;
+        finalize(p);
+        AvgPlanesPlan plan;
+        ASSERT_TRUE(plan_avg_planes(p, 4, kPlanesCpuBudget, &plan)) << to_string(p);
+        EXPECT_TRUE(runs(*planes, p)) << to_string(p) << ": " << why(*planes, p);
         verify_all(p, DataKind::real);
       }
 }

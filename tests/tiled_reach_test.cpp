@@ -8,6 +8,9 @@
 // max.gather.tiled: the same tiles, planes and lanes, and its bands: several rows of the tile's
 // width with a partial last group, part of a row with a partial last segment, one whole row;
 // tiles of whole channels-first planes (their sums leave as one run), the last group partial.
+// avg.gather.planes: several blocks with a partial last one, several planes per block, each of its
+// sums (runs with the kernel of 3 unrolled, runs of any kernel up to 8, per element with and
+// without the unrolled tap loop), a partial last run, and both divisor paths.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
@@ -18,6 +21,7 @@
 #include <vector>
 
 #include "fuzz/problem_gen.hpp"
+#include "kernels/avg/avg_gather_planes.hpp"
 #include "kernels/avg/avg_gather_tiled.hpp"
 #include "kernels/max/max_gather_tiled.hpp"
 
@@ -94,6 +98,46 @@ TEST(MaxTiledReach, TheFuzzDrawsEveryTileStructure) {
   ASSERT_TRUE(ok);
   expect_each_reached(seen, cases, {"bands of several rows, the last partial", "bands of part of a row, the last partial",
                                     "bands of one whole row", "whole-plane tiles", "whole-plane tiles, the last group partial"});
+}
+
+// 1,000 draws: the run paths take stride-1 W axes only (about one in
+// five draws), and the per-element sum of more than four taps along W needs a wide kernel (one
+// axis in ten) at stride 1 or 2 (about one draw in a hundred), so that one must come up at least
+// once and the others in at least 1% of the draws. tests/avg_kernels_test.cpp runs each path on
+// fixed problems as well.
+TEST(AvgPlanesReach, TheFuzzDrawsEveryBlockStructure) {
+  Seen seen;
+  int cases = 0;
+  // Ten draws per case: a property run draws 100 cases.
+  const bool ok = rc::check("avg.gather.planes' block plans on the fuzz's problems", [&] {
+    for (int draw = 0; draw < 10; ++draw) {
+      const Problem p = *fuzz::problem(Op::avg, AvgGatherPlanes::domain());
+      if (!AvgGatherPlanes::supports(p).ok || p.n == 0) continue;
+      AvgPlanesPlan plan;
+      RC_ASSERT(plan_avg_planes(p, p.dtype == DType::f64 ? 8 : 4, kPlanesCpuBudget, &plan));
+      RC_ASSERT(plan.bytes <= kPlanesSmemBytes);
+      ++cases;
+      const int64_t outer = p.n * p.c;
+      if (outer > plan.planes && outer % plan.planes != 0) ++seen["several blocks, the last partial"];
+      if (plan.planes > 1) ++seen["several planes per block"];
+      if (plan.run_w == kPlanesExactRunW) ++seen["runs, kernel 3 unrolled"];
+      if (plan.run_w == kPlanesMaxRunW) ++seen["runs, kernel up to 8"];
+      if (plan.run_w > 0 && p.in[2] % kPlanesRun != 0) ++seen["a partial last run"];
+      if (plan.run_w == 0) ++seen[plan.max_taps_w <= kPlanesUnrolledTaps ? "per element, unrolled taps" : "per element, any taps"];
+      ++seen[plan.uniform ? "one divisor for every window" : "divisors by per-axis counts"];
+    }
+  });
+  ASSERT_TRUE(ok);
+  std::string report;
+  for (const auto& [what, n] : seen) report += "\n  " + what + ": " + std::to_string(n);
+  std::cout << cases << " cases:" << report << "\n";
+  for (const char* what : {"several blocks, the last partial", "several planes per block", "runs, kernel 3 unrolled",
+                           "runs, kernel up to 8", "a partial last run", "per element, unrolled taps",
+                           "one divisor for every window", "divisors by per-axis counts"}) {
+    const auto it = seen.find(what);
+    EXPECT_GE(it == seen.end() ? 0 : it->second, cases / 100) << what << " in " << cases << " cases:" << report;
+  }
+  EXPECT_GE(seen["per element, any taps"], 1) << report;
 }
 
 }  // namespace

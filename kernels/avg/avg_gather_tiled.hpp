@@ -174,22 +174,6 @@ inline bool plan_avg_tiles(const Problem& p, size_t accum_size, const TileBudget
   }
 }
 
-// The sum of n values `step` apart. kTaps > 0: n is at most kTaps and the loop is unrolled and
-// predicated (the per-tap cost of a loop with a trip count read from a table is several times
-// its one load and one add); 0: any n.
-template <int kTaps, class A>
-PG_HD A sum_taps(const A* s, int n, int step) {
-  A acc = A(0);
-  if constexpr (kTaps > 0) {
-#pragma unroll
-    for (int j = 0; j < kTaps; ++j)
-      if (j < n) acc += s[j * step];
-  } else {
-    for (int j = 0; j < n; ++j) acc += s[j * step];
-  }
-  return acc;
-}
-
 // The work of one block on one tile, as phases for plan.threads cooperating threads; every
 // thread finishes a phase before any starts the next (a barrier on the GPU, phase-major order on
 // the CPU).

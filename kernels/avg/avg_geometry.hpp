@@ -206,6 +206,22 @@ inline PlaneRuns plan_plane_runs(int64_t planes, int64_t per_run, int64_t want_i
   return {length, (planes + length - 1) / length};
 }
 
+// The sum of n values `step` apart. kTaps > 0: n is at most kTaps and the loop is unrolled and
+// predicated (the per-tap cost of a loop with a trip count read from a table is several times
+// its one load and one add); 0: any n.
+template <int kTaps, class A>
+PG_HD A sum_taps(const A* s, int n, int step) {
+  A acc = A(0);
+  if constexpr (kTaps > 0) {
+#pragma unroll
+    for (int j = 0; j < kTaps; ++j)
+      if (j < n) acc += s[j * step];
+  } else {
+    for (int j = 0; j < n; ++j) acc += s[j * step];
+  }
+  return acc;
+}
+
 // Calls f(T{}, Idx{}) with T the storage type and Idx = int32_t when avg_fits_int32.
 template <class F>
 void with_avg_types(const Problem& p, F&& f) {

@@ -8,6 +8,7 @@
 #include "kernels/avg/avg_gather.hpp"
 #include "kernels/avg/avg_gather_box3.hpp"
 #include "kernels/avg/avg_gather_k3s2.hpp"
+#include "kernels/avg/avg_gather_planes.hpp"
 #include "kernels/avg/avg_gather_stream.hpp"
 #include "kernels/avg/avg_gather_tiled.hpp"
 #include "kernels/avg/avg_scatter_atomic.hpp"
@@ -16,6 +17,6 @@
 namespace pg {
 
 using AvgVariants = VariantList<AvgScatterAtomic, AvgGather, AvgGatherBox3, AvgDirect, AvgDirectExactCl, AvgDirectExactCf,
-                                AvgGatherTiled, AvgGatherK3S2, AvgGatherStream, AvgBroadcastPlane>;
+                                AvgGatherTiled, AvgGatherK3S2, AvgGatherPlanes, AvgGatherStream, AvgBroadcastPlane>;
 
 }  // namespace pg
