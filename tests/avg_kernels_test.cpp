@@ -698,15 +698,16 @@ TEST(AvgKernels, Int64IndexingBeyondTwoTo31Elements) {
   with_avg_types(small, [&](auto, auto idx) { index_bytes = sizeof(idx); });
   EXPECT_EQ(index_bytes, 4);
 
-  // Every variant whose domain admits big either takes it or refuses it for its offsets; some
-  // take it.
+  // Every variant whose domain admits big either takes it or refuses it for its offsets (or, for
+  // avg.gather.planes, for a plane past its shared memory); some take it.
   int take = 0;
   for (const Variant* v : avg_variants()) {
     if (!v->domain.admits(big).ok) continue;
     const Support s = v->supports_problem(big);
     take += s.ok;
     if (!s.ok) {
-      EXPECT_NE(s.why.find("int32"), std::string::npos) << v->name << ": " << s.why;
+      EXPECT_TRUE(s.why.find("int32") != std::string::npos || s.why.find("shared-memory") != std::string::npos)
+          << v->name << ": " << s.why;
     }
   }
   EXPECT_GT(take, 0);
