@@ -208,12 +208,21 @@ struct AvgPlanesBlock {
     return f;
   }
 
-  // Taps of window o along axis a that the divisor counts; interior windows skip the divisions.
-  PG_HD Idx count(int a, Idx o) const {
-    const AvgAxis<Idx>& ax = g.axis[a];
-    const Idx start = o * ax.stride - ax.pad_begin;
-    if (start >= 0 && start + ax.reach < ax.in) return ax.kernel;
-    return ax.count(g.rule, o);
+  // Plane, D and H position of dx row r, counted over the block's planes. kRows: 0 a 1D problem
+  // (D and H one position), 1 2D, 2 3D.
+  template <int kRows>
+  PG_HD void split_row(int r, int* pl, int* z, int* y) const {
+    *pl = r;
+    *z = *y = 0;
+    if constexpr (kRows >= 1) {
+      *pl = plan.by_in[1].div(r);
+      *y = r - *pl * static_cast<int>(g.axis[1].in);
+    }
+    if constexpr (kRows == 2) {
+      const int r2 = *pl;
+      *pl = plan.by_in[0].div(r2);
+      *z = r2 - *pl * static_cast<int>(g.axis[0].in);
+    }
   }
 
   // Phase 1: the window tables of every axis, and (when windows differ in divisor) the table of
@@ -236,7 +245,7 @@ struct AvgPlanesBlock {
     for (int w = tid; w < plan.recips; w += plan.threads) {
       const int r = plan.by_out[2].div(w), r2 = plan.by_out[1].div(r);
       const int ox = w - r * static_cast<int>(g.axis[2].out), oy = r - r2 * static_cast<int>(g.axis[1].out);
-      f.recip[w] = A(1) / g.template divisor<A>(count(0, plan.by_out[0].mod(r2)), count(1, oy), count(2, ox));
+      f.recip[w] = A(1) / g.template divisor<A>(g.window_count(0, plan.by_out[0].mod(r2)), g.window_count(1, oy), g.window_count(2, ox));
     }
   }
 
@@ -287,21 +296,12 @@ struct AvgPlanesBlock {
   PG_HD void sum(const Frame& f, int tid) const {
     const int n = f.planes * plan.in_vol;
     T* dst = dx + f.outer0 * plan.in_vol;
-    const int W = static_cast<int>(g.axis[2].in), H = static_cast<int>(g.axis[1].in);
-    const int D = static_cast<int>(g.axis[0].in), OH = static_cast<int>(g.axis[1].out);
+    const int W = static_cast<int>(g.axis[2].in), OH = static_cast<int>(g.axis[1].out);
     for (int j = tid; j < n; j += plan.threads) {
       const int r = plan.by_in[2].div(j);
       const int x = j - r * W;
-      int y = 0, z = 0, pl = r;
-      if constexpr (kRows >= 1) {
-        pl = plan.by_in[1].div(r);
-        y = r - pl * H;
-      }
-      if constexpr (kRows == 2) {
-        const int r2 = pl;
-        pl = plan.by_in[0].div(r2);
-        z = r2 - pl * D;
-      }
+      int pl, z, y;
+      split_row<kRows>(r, &pl, &z, &y);
       const A* plane = f.s + pl * plan.plane_pitch + plan.margin_lo;
       const int fx = f.first[2][x], nx = f.taps[2][x], sx = plan.tap_step[2];
       const int fy = kRows >= 1 ? f.first[1][y] : 0, ny = kRows >= 1 ? f.taps[1][y] : 1;
@@ -333,16 +333,8 @@ struct AvgPlanesBlock {
     for (int i = tid; i < n; i += plan.threads) {
       const int r = plan.by_runs.div(i);
       const int x0 = (i - r * plan.runs_per_row) * R;
-      int y = 0, z = 0, pl = r;
-      if constexpr (kRows >= 1) {
-        pl = plan.by_in[1].div(r);
-        y = r - pl * H;
-      }
-      if constexpr (kRows == 2) {
-        const int r2 = pl;
-        pl = plan.by_in[0].div(r2);
-        z = r2 - pl * D;
-      }
+      int pl, z, y;
+      split_row<kRows>(r, &pl, &z, &y);
       // v[j] is window x0 + PW - (kRunW - 1) + j; dx x0 + k takes v[k + kRunW - 1 - t], t < KW
       // (window x + PW - t). The first is at most margin_lo before its row.
       const A* plane = f.s + pl * plan.plane_pitch + plan.margin_lo + x0 + PW - (kRunW - 1);

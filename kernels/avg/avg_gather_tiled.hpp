@@ -216,15 +216,6 @@ struct AvgTiledBlock {
     return f;
   }
 
-  // Taps of window o along axis a that the divisor counts. Interior windows, the common case,
-  // count the whole kernel under every rule and skip AvgAxis::count's divisions.
-  PG_HD Idx count(int a, Idx o) const {
-    const AvgAxis<Idx>& ax = g.axis[a];
-    const Idx start = o * ax.stride - ax.pad_begin;
-    if (start >= 0 && start + ax.reach < ax.in) return ax.kernel;
-    return ax.count(g.rule, o);
-  }
-
   // Phase 1, part 1: per summing axis and tile position, its first covering window (tile-local)
   // and how many windows have it as a tap.
   PG_HD void tables(const Frame& f, int tid) const {
@@ -268,7 +259,7 @@ struct AvgTiledBlock {
       const int pc = plan.by_lay_w.div(rest);
       const Idx lane = f.c0 + l, ox = f.o0[2] + (rest - pc * plan.lay[2]);
       const bool col_in = lane < grid.lanes_total && ox < OW;
-      const Idx cx = col_in ? count(2, ox) : Idx{1};
+      const Idx cx = col_in ? g.window_count(2, ox) : Idx{1};
       const Idx col_at = ox * grid.lanes_total + lane;
       A* s = f.region0 + col;
       // Row (pr, z, y) and its dy offset, stepped along H and recomputed when D or the plane
@@ -280,7 +271,7 @@ struct AvgTiledBlock {
       for (int r = 0; r < rows; ++r, s += cols) {
         A v = A(0);
         if (col_in && in && oy < OH) {
-          const Idx cz = kRows == 2 ? count(0, oz) : Idx{1}, cy = kRows >= 1 ? count(1, oy) : Idx{1};
+          const Idx cz = kRows == 2 ? g.window_count(0, oz) : Idx{1}, cy = kRows >= 1 ? g.window_count(1, oy) : Idx{1};
           // Small windows multiply their counts exactly in A, as AvgShape::divisor does.
           const A divisor = plain ? static_cast<A>(cz) * static_cast<A>(cy) * static_cast<A>(cx)
                                   : g.template divisor<A>(cz, cy, cx);

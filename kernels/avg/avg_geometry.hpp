@@ -102,6 +102,15 @@ struct AvgShape {
     return static_cast<A>(static_cast<int64_t>(c0) * c1 * c2);
   }
 
+  // Taps of window o along axis a that the divisor counts. Interior windows, the common case,
+  // count the whole kernel under every rule and skip AvgAxis::count's divisions.
+  PG_HD Idx window_count(int a, Idx o) const {
+    const AvgAxis<Idx>& ax = axis[a];
+    const Idx start = o * ax.stride - ax.pad_begin;
+    if (start >= 0 && start + ax.reach < ax.in) return ax.kernel;
+    return ax.count(rule, o);
+  }
+
   // Spatial point (s0, s1, s2) of `outer` in the input / output: the element offset itself in
   // channels-first (outer = n * C + c), the offset divided by C in channels-last (outer = n).
   PG_HD Idx in_point(Idx outer, Idx s0, Idx s1, Idx s2) const {
