@@ -335,6 +335,12 @@ TEST(AvgKernels, PlanesTakesEveryPath) {
         EXPECT_TRUE(runs(*planes, p)) << to_string(p) << ": " << why(*planes, p);
         verify_all(p, DataKind::real);
       }
+  // A 1D f64 row of 5,000: 40 KB of s, and W tables would add 40 KB more; runs need none.
+  Problem row = avg_problem(1, 2, {5000}, 3, 1, 1);
+  row.dtype = DType::f64;
+  finalize(row);
+  EXPECT_TRUE(runs(*planes, row)) << why(*planes, row);
+  verify_all(row, DataKind::real);
 }
 
 TEST(AvgKernels, Box3Path) {
