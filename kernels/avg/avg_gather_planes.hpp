@@ -83,6 +83,10 @@ struct AvgPlanesPlan {
   size_t recip_at;
   int threads;
   bool uniform;           // every window has the same divisor: `divisor`
+  // No position a tap of two windows (disjoint windows, one window per plane): dx is one
+  // dy / divisor, divided as every other variant divides (the avg variants agree bitwise there),
+  // and the table holds divisors. Else a reciprocal multiplies.
+  bool divide;
   double divisor;
   Divider<int32_t> by_in[kAxes], by_out[kAxes];
   size_t bytes;           // s of `planes` planes, then the tables
@@ -100,7 +104,8 @@ inline bool plan_avg_planes(const Problem& p, size_t accum_size, const PlanesBud
   q.threads = budget.threads;
   const int64_t reach_w = p.dilation[2] * (p.kernel[2] - 1);
   const int64_t tap_step_w = p.dilation[2] / std::gcd(p.stride[2], p.dilation[2]);
-  q.max_taps_w = static_cast<int>(std::min(p.kernel[2], reach_w / (p.stride[2] * tap_step_w) + 1));
+  // No position is a tap of more windows than the axis has (a 2^40 kernel on 4 inputs: 5).
+  q.max_taps_w = static_cast<int>(std::min({p.kernel[2], reach_w / (p.stride[2] * tap_step_w) + 1, p.out[2]}));
   const bool unit_w = p.stride[2] == 1 && p.dilation[2] == 1;
   q.run_w = !unit_w || p.kernel[2] > kPlanesMaxRunW ? 0 : p.kernel[2] == kPlanesExactRunW ? kPlanesExactRunW : kPlanesMaxRunW;
   q.run_rows = static_cast<int>(p.in[0] * p.in[1]);
@@ -138,6 +143,12 @@ inline bool plan_avg_planes(const Problem& p, size_t accum_size, const PlanesBud
     for (int64_t o = 1; o < p.out[a] && q.uniform; ++o) q.uniform = g.axis[a].count(p.divisor, o) == count[a];
   }
   q.divisor = q.uniform ? g.template divisor<double>(count[0], count[1], count[2]) : 1.0;
+  q.divide = true;  // no position is a tap of two windows
+  for (int a = 0; a < kAxes; ++a) {
+    const int64_t step = p.dilation[a] / std::gcd(p.stride[a], p.dilation[a]);
+    const int64_t reach = p.dilation[a] * (p.kernel[a] - 1);
+    q.divide = q.divide && std::min({p.kernel[a], reach / (p.stride[a] * step) + 1, p.out[a]}) <= 1;
+  }
   const int64_t recips = q.uniform ? 0 : out_vol;
   q.recips = static_cast<int>(recips);
   q.step_window = static_cast<int>(budget.threads % out_vol);
@@ -193,7 +204,7 @@ struct AvgPlanesBlock {
     A* s;
     int* first[kAxes];  // per position along axis a: its first covering window that has it as a tap
     int* taps[kAxes];   // per position along axis a: how many windows have it as a tap
-    A* recip;           // 1 / divisor by per-axis counts (when windows differ in divisor)
+    A* recip;           // per window of a plane, 1 / divisor (the divisor when plan.divide)
   };
 
   PG_HD Frame frame(Idx block_id, unsigned char* smem) const {
@@ -253,7 +264,8 @@ struct AvgPlanesBlock {
     for (int w = tid; w < plan.recips; w += plan.threads) {
       const int r = plan.by_out[2].div(w), r2 = plan.by_out[1].div(r);
       const int ox = w - r * static_cast<int>(g.axis[2].out), oy = r - r2 * static_cast<int>(g.axis[1].out);
-      f.recip[w] = A(1) / g.template divisor<A>(g.window_count(0, plan.by_out[0].mod(r2)), g.window_count(1, oy), g.window_count(2, ox));
+      const A divisor = g.template divisor<A>(g.window_count(0, plan.by_out[0].mod(r2)), g.window_count(1, oy), g.window_count(2, ox));
+      f.recip[w] = plan.divide ? divisor : A(1) / divisor;
     }
   }
 
@@ -264,7 +276,8 @@ struct AvgPlanesBlock {
     const T* src = dy + f.outer0 * plan.out_vol + tid;
     const int OW = static_cast<int>(g.axis[2].out);
     // The product with the reciprocal rounds each term twice: inside the oracle's (terms + 2) u.
-    const A uniform = A(1) / static_cast<A>(plan.divisor);
+    // Disjoint windows divide (plan.divide).
+    const A uniform = plan.divide ? static_cast<A>(plan.divisor) : A(1) / static_cast<A>(plan.divisor);
     // Window row and column of dy value j, stepped by plan.threads values at a time.
     int row = plan.by_out[2].div(tid), ox = tid - row * OW;
     int window = tid - plan.by_out_vol.div(tid) * plan.out_vol;  // in its plane
@@ -278,7 +291,8 @@ struct AvgPlanesBlock {
 #pragma unroll
       for (int b = 0; b < kPlanesLoadBatch; ++b) {
         if (j0 + b * plan.threads >= n) break;
-        f.s[row * plan.pitch + plan.margin_lo + ox] = v[b] * (plan.uniform ? uniform : f.recip[window]);
+        const A by = plan.uniform ? uniform : f.recip[window];
+        f.s[row * plan.pitch + plan.margin_lo + ox] = plan.divide ? v[b] / by : v[b] * by;
         ox += plan.step_cols;
         row += plan.step_rows;
         if (ox >= OW) {
