@@ -109,10 +109,14 @@ inline bool plan_avg_planes(const Problem& p, size_t accum_size, const PlanesBud
   q.in_vol = static_cast<int>(in_vol);
   q.out_vol = static_cast<int>(out_vol);
   q.threads = budget.threads;
-  const int64_t reach_w = p.dilation[2] * (p.kernel[2] - 1);
-  const int64_t tap_step_w = p.dilation[2] / std::gcd(p.stride[2], p.dilation[2]);
-  // No position is a tap of more windows than the axis has (a 2^40 kernel on 4 inputs: 5).
-  q.max_taps_w = static_cast<int>(std::min({p.kernel[2], reach_w / (p.stride[2] * tap_step_w) + 1, p.out[2]}));
+  // Window-index gap between consecutive windows sharing a tap along axis a, and the most windows
+  // a position is a tap of: no more than the axis has (a 2^40 kernel on 4 inputs: 5).
+  auto tap_step = [&](int a) { return p.dilation[a] / std::gcd(p.stride[a], p.dilation[a]); };
+  auto max_taps = [&](int a) {
+    const int64_t reach = p.dilation[a] * (p.kernel[a] - 1);
+    return std::min({p.kernel[a], reach / (p.stride[a] * tap_step(a)) + 1, p.out[a]});
+  };
+  q.max_taps_w = static_cast<int>(max_taps(2));
   const bool unit_w = p.stride[2] == 1 && p.dilation[2] == 1;
   q.run_w = !unit_w || p.kernel[2] > kPlanesMaxRunW ? 0 : p.kernel[2] == kPlanesExactRunW ? kPlanesExactRunW : kPlanesMaxRunW;
   q.run_rows = static_cast<int>(p.in[0] * p.in[1]);
@@ -124,7 +128,7 @@ inline bool plan_avg_planes(const Problem& p, size_t accum_size, const PlanesBud
   for (int a = 0; a < kAxes; ++a) {
     q.table_at[a] = static_cast<int>(table);
     if (a < q.table_axes) table += 2 * p.in[a];
-    q.tap_step[a] = static_cast<int>(p.dilation[a] / std::gcd(p.stride[a], p.dilation[a]));
+    q.tap_step[a] = static_cast<int>(tap_step(a));
     q.by_in[a] = Divider<int32_t>(p.in[a]);
     q.by_out[a] = Divider<int32_t>(p.out[a]);
   }
@@ -150,12 +154,7 @@ inline bool plan_avg_planes(const Problem& p, size_t accum_size, const PlanesBud
     for (int64_t o = 1; o < p.out[a] && q.uniform; ++o) q.uniform = g.axis[a].count(p.divisor, o) == count[a];
   }
   q.divisor = q.uniform ? g.template divisor<double>(count[0], count[1], count[2]) : 1.0;
-  q.divide = true;  // no position is a tap of two windows
-  for (int a = 0; a < kAxes; ++a) {
-    const int64_t step = p.dilation[a] / std::gcd(p.stride[a], p.dilation[a]);
-    const int64_t reach = p.dilation[a] * (p.kernel[a] - 1);
-    q.divide = q.divide && std::min({p.kernel[a], reach / (p.stride[a] * step) + 1, p.out[a]}) <= 1;
-  }
+  q.divide = max_taps(0) <= 1 && max_taps(1) <= 1 && max_taps(2) <= 1;  // no position a tap of two windows
   const int64_t recips = q.uniform ? 0 : out_vol;
   q.recips = static_cast<int>(recips);
   q.step_window = static_cast<int>(budget.threads % out_vol);
