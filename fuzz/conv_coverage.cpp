@@ -1,6 +1,9 @@
 #include "fuzz/conv_coverage.hpp"
 
+#include <algorithm>
+
 #include "kernels/conv/conv_depthwise.hpp"  // depthwise_window
+#include "kernels/conv/conv_gemm_tma.hpp"   // plan_conv_gemm_tma
 
 namespace pg::fuzz {
 namespace {
@@ -21,6 +24,12 @@ constexpr int64_t kWinogradTile = 4, kWinogradRowBlock = 256;
 // apart, or the tap-by-tap walk (a dilated W, or more taps).
 constexpr const char* kWindowW = "W: at most 3 taps a phase, 1 position apart";
 constexpr const char* kWalkedW = "W: dilated or more than 3 taps a phase";
+
+// conv.gemm.tma's boxes of 256 dx positions: more than one, the last past the phase's end along
+// some axis (or past the samples); and channels-last dy whose 64-k chunks cross groups, read
+// through the tensor's group axis so the chunk's tail arrives as zeros.
+constexpr const char* kPartialBox = "several 256-position boxes, partial last";
+constexpr const char* kGroupAxis = "A through a group axis (64-k chunks cross groups)";
 
 // Whether every spatial axis has the one window a fixed-window domain (Winograd) takes.
 bool fixed_window(const ConvProblem& p, int64_t kernel) {
@@ -56,6 +65,12 @@ std::vector<std::string> conv_observed_tags(const ConvProblem& p) {
   if (p.k_per_group() > kTcChunk) t.push_back("K/groups > 32");
   if (p.k_per_group() > kWgChunk) t.push_back("K/groups > 64");
   t.push_back(depthwise_window(p) > 0 ? kWindowW : kWalkedW);
+  const ConvGemmTmaPlan tma = plan_conv_gemm_tma(p);
+  bool partial_box = p.n % tma.geo.box_n != 0;
+  for (int a = kAxes - p.dims; a < kAxes; ++a)
+    partial_box = partial_box || (p.in[a] + p.stride[a] - 1) / p.stride[a] % tma.geo.box[a] != 0;
+  if (tma.tc.gemm.grid[0] > 1 && partial_box) t.push_back(kPartialBox);
+  if (tma.geo.group_axis) t.push_back(kGroupAxis);
   if (fixed_window(p, 3)) {
     int64_t tiles = p.n;
     bool partial = false;
@@ -92,6 +107,9 @@ std::vector<std::string> conv_admitted_tags(const ConvVariant& v) {
   if (d.max_c_per_group > 2 * kNarrowTile) t.push_back("C/groups > 128");
   if (d.max_k_per_group > kTcChunk) t.push_back("K/groups > 32");
   if (d.max_k_per_group > kWgChunk) t.push_back("K/groups > 64");
+  if (d.max_dims >= 2 && (d.reach[1] + 1) * (d.reach[2] + 1) * 3 > 4 * kRowTile) t.push_back(kPartialBox);
+  const bool cl = std::find(d.layouts.begin(), d.layouts.end(), Layout::channels_last) != d.layouts.end();
+  if (cl && d.min_dims <= 2 && d.max_k_per_group > kWgChunk) t.push_back(kGroupAxis);
   return t;
 }
 

@@ -15,6 +15,7 @@
 #include "kernels/conv/conv_gemm.hpp"
 #include "kernels/conv/conv_gemm_host_block.hpp"
 #include "kernels/conv/conv_gemm_tc.hpp"
+#include "kernels/conv/conv_gemm_tma.hpp"
 #include "kernels/conv/conv_gemm_wgmma.hpp"
 #include "src/harness/conv_verify.hpp"
 #include "src/harness/verify_common.hpp"
@@ -64,9 +65,10 @@ TEST(ConvGemmOnHost, MatchesOracle) {
 // to it, and every path must have run by the end. 100 uniform draws left a path without a
 // non-empty case (a zero batch runs nothing) now and then (seed 363919596051938975: one of 12
 // missed), so a path still missing after a round gets up to two more rounds drawn from the
-// missing paths alone.
+// missing paths alone. `max_dims` 2 keeps conv.gemm.tma's channels-last direct path direct (in 3D,
+// 64-k chunks that cross groups take the copy).
 template <class V>
-void check_every_path(int64_t chunk) {
+void check_every_path(int64_t chunk, int max_dims = 3) {
   std::map<std::string, int> ran;
   std::vector<int> left = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, done(12, 0);
   bool ok = true;
@@ -81,6 +83,7 @@ void check_every_path(int64_t chunk) {
       d.reach[0] = 3;
       d.reach[1] = 6;
       d.reach[2] = 10;
+      d.max_dims = max_dims;
       ConvProblem p = *fuzz::conv_problem(d);
       const int64_t groups = std::min<int64_t>(p.groups, 2);
       const int64_t cg = wide ? *rc::gen::inRange<int64_t>(65, 71) : *rc::gen::inRange<int64_t>(1, 65);
@@ -131,6 +134,42 @@ TEST(ConvGemmTcOnCpu, MatchesOracleOnEveryPath) { check_every_path<ConvGemmTc>(k
 // conv.gemm.wgmma: its 64-k stages, 128-byte swizzle, the wgmma fragment's ownership and the
 // ring whose multiplies run as late as a wgmma may read.
 TEST(ConvGemmWgmmaOnCpu, MatchesOracleOnEveryPath) { check_every_path<ConvGemmWgmma>(kWgBK); }
+
+// conv.gemm.tma: its boxes of dx positions, the tensors' coordinates per tap and chunk (the copies
+// emulated element by element, zeros outside the tensor) and the ring.
+TEST(ConvGemmTmaOnCpu, MatchesOracleOnEveryPath) { check_every_path<ConvGemmTma>(kWgBK, 2); }
+
+// The box conv.gemm.tma picks: 256 rows, the fewest boxes, the widest W among equals, and on
+// channels-first dx a W extent of at least 16 positions or the whole axis.
+TEST(ConvGemmTmaBox, FewestBoxesWidestW) {
+  const auto box_of = [](std::vector<int64_t> x, int64_t k, int64_t stride, Layout layout) {
+    ConvProblem p;
+    p.dims = static_cast<int>(x.size()) - 2;
+    p.n = x[0];
+    p.c = x[1];
+    p.k = k;
+    p.layout = layout;
+    for (int a = 0; a < kAxes; ++a) {
+      const int i = a - (kAxes - p.dims);
+      p.in[a] = i >= 0 ? x[2 + i] : 1;
+      p.kernel[a] = i >= 0 ? 3 : 1;
+      p.stride[a] = i >= 0 ? stride : 1;
+      p.pad_begin[a] = p.pad_end[a] = i >= 0 ? 1 : 0;
+    }
+    conv_finalize(p);
+    int32_t box[kAxes], n, tiles[kAxes];
+    conv_tma_box(p, 256, box, n, tiles);
+    EXPECT_EQ(box[0] * box[1] * box[2] * n, 256);
+    return std::to_string(box[0]) + "x" + std::to_string(box[1]) + "x" + std::to_string(box[2]) + " n" + std::to_string(n) +
+           " tiles " + std::to_string(tiles[0]) + "x" + std::to_string(tiles[1]) + "x" + std::to_string(tiles[2]);
+  };
+  EXPECT_EQ(box_of({32, 128, 56, 56}, 256, 1, Layout::channels_last), "1x8x8 n4 tiles 1x7x7");
+  EXPECT_EQ(box_of({32, 128, 56, 56}, 256, 1, Layout::channels_first), "1x4x64 n1 tiles 1x14x1");
+  EXPECT_EQ(box_of({4, 64, 32, 32, 32}, 64, 1, Layout::channels_first), "1x8x32 n1 tiles 32x4x1");
+  EXPECT_EQ(box_of({32, 256, 28, 28}, 512, 2, Layout::channels_last), "1x2x16 n8 tiles 1x7x1");
+  EXPECT_EQ(box_of({32, 256, 2048}, 256, 1, Layout::channels_first), "1x1x256 n1 tiles 1x1x8");
+  EXPECT_EQ(box_of({3, 5, 7}, 8, 1, Layout::channels_first), "1x1x64 n4 tiles 1x1x1");
+}
 
 }  // namespace
 }  // namespace pg

@@ -297,6 +297,9 @@ struct ConvGemmWgmmaThread {
     const ConvShape<int32_t>& g = args.gemm.g;
     for (int r = tid; r < BM; r += kGemmThreads)
       smem.row_at[r] = m_base + r < rows_in_phase ? conv_gemm_row_x_offset(g, smem.phase, m_base + r, group) : -1;
+    store_results(smem);
+  }
+  PG_HD void store_results(Smem& smem) const {
     T* out = smem.out();
 #pragma unroll
     for (int mi = 0; mi < kMI; ++mi)

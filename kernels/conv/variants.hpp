@@ -5,6 +5,7 @@
 #include "kernels/conv/conv_gather.hpp"
 #include "kernels/conv/conv_gemm.hpp"
 #include "kernels/conv/conv_gemm_tc.hpp"
+#include "kernels/conv/conv_gemm_tma.hpp"
 #include "kernels/conv/conv_gemm_wgmma.hpp"
 #include "kernels/conv/conv_scatter_atomic.hpp"
 #include "kernels/conv/conv_winograd.hpp"
@@ -12,6 +13,6 @@
 
 namespace pg {
 
-using ConvVariants = VariantList<ConvGather, ConvScatterAtomic, ConvGemm, ConvGemmTc, ConvGemmWgmma, ConvDepthwise, ConvWinograd>;
+using ConvVariants = VariantList<ConvGather, ConvScatterAtomic, ConvGemm, ConvGemmTc, ConvGemmWgmma, ConvGemmTma, ConvDepthwise, ConvWinograd>;
 
 }  // namespace pg
