@@ -208,11 +208,14 @@ TEST(ConvRun, AutoTriesTheMeasuredFastestFirst) {
   EXPECT_EQ(first(cube, BackendKind::gpu), "conv.gemm");
   ConvProblem half = p;
   half.dtype = DType::bf16;
-  EXPECT_EQ(first(half, BackendKind::gpu), "conv.gemm.tc");  // C/groups 64: conv.gemm.wgmma's column tile half empty
+  EXPECT_EQ(first(half, BackendKind::gpu), "conv.gemm.tma");
+  // C/groups 64: conv.gemm.wgmma's column tile half empty, so conv.gemm.tc comes before it.
+  EXPECT_EQ(conv_auto_order(half, BackendKind::gpu)[1], "conv.gemm.tc");
   ConvProblem wide_half = half;
   wide_half.c = 128;
   conv_finalize(wide_half);
-  EXPECT_EQ(first(wide_half, BackendKind::gpu), "conv.gemm.wgmma");
+  EXPECT_EQ(first(wide_half, BackendKind::gpu), "conv.gemm.tma");
+  EXPECT_EQ(conv_auto_order(wide_half, BackendKind::gpu)[1], "conv.gemm.wgmma");
   ConvProblem depthwise = half;
   depthwise.groups = 64;
   conv_finalize(depthwise);

@@ -18,14 +18,16 @@ std::vector<std::string> conv_auto_order(const ConvProblem& p, BackendKind backe
   // conv.gemm 8.73 (f32; bench/results/2026-11-26_h100_conv_gemm_depthwise.md). Its work per element grows with K/groups, the GEMM's does not; the
   // K/groups bound is where no row was measured, so the GEMM keeps those.
   if (p.c_per_group() <= 8 && p.k_per_group() <= 64) return {"conv.depthwise", "conv.gather"};
-  // f16 and bf16 (bench/results/2026-11-26_h100_conv_wgmma.md): conv.gemm.wgmma where its
-  // 128-wide column tile is full, C/groups > 64 (2D, stride-2 and channels-last rows: 0.219 /
-  // 0.071 / 0.139 ms against conv.gemm.tc's 0.282 / 0.091 / 0.229); conv.gemm.tc at C/groups
-  // <= 64 (the 3D row, C = 64: 0.161 against 0.176). A build without sm_90a has no
-  // conv.gemm.wgmma on the GPU: auto passes it by. conv.gemm 1.57 ms, conv.gather 23.6.
+  // f16 and bf16 (bench/results/2026-11-26_h100_conv_tma.md): conv.gemm.tma on every 16-bit row,
+  // both layouts, C/groups 64 and 128, stride 1 and 2 (2D 0.220, 3D 0.128, stride-2 0.061,
+  // channels-last 0.114 ms against the best of conv.gemm.wgmma and conv.gemm.tc: 0.223 / 0.162 /
+  // 0.067 / 0.138). Then, as before it (bench/results/2026-11-26_h100_conv_wgmma.md):
+  // conv.gemm.wgmma where its 128-wide column tile is full, C/groups > 64, else conv.gemm.tc. A
+  // build without sm_90a has neither Hopper variant on the GPU: auto passes them by. conv.gemm
+  // 1.57 ms, conv.gather 23.6.
   if (p.dtype == DType::f16 || p.dtype == DType::bf16) {
-    if (p.c_per_group() > 64) return {"conv.gemm.wgmma", "conv.gemm.tc", "conv.gemm"};
-    return {"conv.gemm.tc", "conv.gemm.wgmma", "conv.gemm"};
+    if (p.c_per_group() > 64) return {"conv.gemm.tma", "conv.gemm.wgmma", "conv.gemm.tc", "conv.gemm"};
+    return {"conv.gemm.tma", "conv.gemm.tc", "conv.gemm.wgmma", "conv.gemm"};
   }
   // fp32 3 x 3 (1D: 3-tap) stride-1 windows, C/groups 32 to 512 (bench/results/2026-11-25_h100_conv_winograd.md):
   // conv.winograd 0.12-0.61 ms against conv.gemm 0.23-1.69 ms on all six 2D rows, channels-last
