@@ -19,9 +19,9 @@ std::vector<std::string> conv_auto_order(const ConvProblem& p, BackendKind backe
   // K/groups bound is where no row was measured, so the GEMM keeps those.
   if (p.c_per_group() <= 8 && p.k_per_group() <= 64) return {"conv.depthwise", "conv.gather"};
   // f16 and bf16 (bench/results/2026-11-26_h100_conv_tma.md): conv.gemm.tma on every 16-bit row,
-  // both layouts, C/groups 64 and 128, stride 1 and 2 (2D 0.220, 3D 0.128, stride-2 0.061,
-  // channels-last 0.114 ms against the best of conv.gemm.wgmma and conv.gemm.tc: 0.223 / 0.162 /
-  // 0.067 / 0.138). Then, as before it (bench/results/2026-11-26_h100_conv_wgmma.md):
+  // both layouts, C/groups 64 and 128, stride 1 and 2 (2D 0.219, 3D 0.127, stride-2 0.062,
+  // channels-last 0.113 ms against the best of conv.gemm.wgmma and conv.gemm.tc: 0.219 / 0.162 /
+  // 0.067 / 0.137). Then, as before it (bench/results/2026-11-26_h100_conv_wgmma.md):
   // conv.gemm.wgmma where its 128-wide column tile is full, C/groups > 64, else conv.gemm.tc. A
   // build without sm_90a has neither Hopper variant on the GPU: auto passes them by. conv.gemm
   // 1.57 ms, conv.gather 23.6.
