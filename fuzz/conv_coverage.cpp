@@ -30,8 +30,6 @@ constexpr const char* kWalkedW = "W: dilated or more than 3 taps a phase";
 // through the tensor's group axis so the chunk's tail arrives as zeros.
 constexpr const char* kPartialBox = "several 256-position boxes, partial last";
 constexpr const char* kGroupAxis = "A through a group axis (64-k chunks cross groups)";
-// Channels-first dy read as it lies, M-major (dy's W a multiple of 8, 16 or more dx positions along W).
-constexpr const char* kMajorM = "A: channels-first dy read M-major";
 
 // Whether every spatial axis has the one window a fixed-window domain (Winograd) takes.
 bool fixed_window(const ConvProblem& p, int64_t kernel) {
@@ -73,7 +71,6 @@ std::vector<std::string> conv_observed_tags(const ConvProblem& p) {
     partial_box = partial_box || (p.in[a] + p.stride[a] - 1) / p.stride[a] % tma.geo.box[a] != 0;
   if (tma.tc.gemm.grid[0] > 1 && partial_box) t.push_back(kPartialBox);
   if (tma.geo.group_axis) t.push_back(kGroupAxis);
-  if (tma.geo.major_m) t.push_back(kMajorM);
   if (fixed_window(p, 3)) {
     int64_t tiles = p.n;
     bool partial = false;
@@ -113,8 +110,6 @@ std::vector<std::string> conv_admitted_tags(const ConvVariant& v) {
   if (d.max_dims >= 2 && (d.reach[1] + 1) * (d.reach[2] + 1) * 3 > 4 * kRowTile) t.push_back(kPartialBox);
   const bool cl = std::find(d.layouts.begin(), d.layouts.end(), Layout::channels_last) != d.layouts.end();
   if (cl && d.min_dims <= 2 && d.max_k_per_group > kWgChunk) t.push_back(kGroupAxis);
-  const bool cf = std::find(d.layouts.begin(), d.layouts.end(), Layout::channels_first) != d.layouts.end();
-  if (cf && d.max_k_per_group > kWgChunk && d.reach[kAxes - 1] >= 16) t.push_back(kMajorM);
   return t;
 }
 

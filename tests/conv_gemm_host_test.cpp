@@ -139,50 +139,6 @@ TEST(ConvGemmWgmmaOnCpu, MatchesOracleOnEveryPath) { check_every_path<ConvGemmWg
 // emulated element by element, zeros outside the tensor) and the ring.
 TEST(ConvGemmTmaOnCpu, MatchesOracleOnEveryPath) { check_every_path<ConvGemmTma>(kWgBK, 2); }
 
-// conv.gemm.tma reading channels-first dy itself, M-major (box rows of 16, 32 or 64 positions of W
-// at one k, each its own swizzle width): W is grown until dy's W is a multiple of 8 with at least
-// 16 dx positions a phase, so every draw takes that path; every row width must have run.
-TEST(ConvGemmTmaOnCpu, ChannelsFirstMMajorMatchesOracle) {
-  std::map<std::string, int> ran;
-  const bool ok = rc::check("conv.gemm.tma's M-major path matches the oracle", [&] {
-    ConvDomain d = ConvGemmTma::domain();
-    d.layouts = {Layout::channels_first};
-    d.reach[0] = 2;
-    d.reach[1] = 4;
-    ConvProblem p = *fuzz::conv_problem(d);
-    const int w = kAxes - 1;
-    // dx positions a phase along W: near each box row width (16, 32, 64) the picker may take.
-    const int64_t width = int64_t{16} << *rc::gen::inRange(0, 3);
-    p.in[w] = *rc::gen::inRange<int64_t>(width, width + width / 2) * p.stride[w];
-    conv_finalize(p);
-    for (int grow = 0; grow < 64 && !conv_tma_major_m(p); ++grow) {
-      ++p.in[w];
-      conv_finalize(p);
-    }
-    RC_PRE(conv_tma_major_m(p) && conv_validate(p).empty() && ConvGemmTma::supports(p).ok);
-    const ConvGemmTmaPlan plan = plan_conv_gemm_tma(p);
-    RC_ASSERT(plan.geo.major_m == 1);
-    const std::string path = "box rows of " + std::to_string(plan.geo.box[w]) + " positions" +
-                             (plan.tc.a_direct && p.groups > 1 && p.k_per_group() % kWgBK != 0 ? ", group axis" : "");
-    RC_TAG(path);
-    const DataSpec spec = *fuzz::conv_data_spec();
-    const ConvExpected e = compute_conv_expected(p, spec);
-    const std::vector<unsigned char> dy = encode_values(p.dtype, e.data.dy, "dy"), wt = encode_values(p.dtype, e.data.w, "w");
-    std::vector<unsigned char> dx = poisoned(p.dtype, static_cast<size_t>(p.x_elems()) * dtype_size(p.dtype));
-    std::vector<Pack<uint32_t, 4>> workspace(ConvGemmTma::workspace_bytes(p) / 16 + 1);
-    const ConvBuffers b{dy.data(), wt.data(), dx.data(), workspace.data()};
-    ConvGemmTma::launch(CpuExec{}, p, b);
-    const Mismatches bad = compare_with_oracle(p.dtype, dx.data(), OracleAnswer{&e.dx, &e.abs_sum, &e.terms}, 4,
-                                              [&](int64_t i) { return element_coord_text(p.layout, p.dims, p.c, p.in, i); });
-    if (bad.wrong > 0)
-      RC_FAIL(conv_to_string(p) + " data=" + data_kind_name(spec.kind) + " seed=" + std::to_string(spec.seed) + ": " +
-              std::to_string(bad.wrong) + " wrong\n" + bad.detail);
-    if (p.x_elems() > 0) ++ran[std::to_string(plan.geo.box[w])];
-  });
-  EXPECT_TRUE(ok);
-  for (const char* width : {"16", "32", "64"}) EXPECT_GT(ran[width], 0) << "no case had box rows of " << width << " positions";
-}
-
 // The box conv.gemm.tma picks: 256 rows, the fewest boxes, the widest W among equals, and on
 // channels-first dx a W extent of at least 16 positions or the whole axis.
 TEST(ConvGemmTmaBox, FewestBoxesWidestW) {

@@ -7,10 +7,9 @@
 // fuzzed on every machine. Elements whose coordinates fall outside the tensor (negative ones
 // too) arrive as zeros: a convolution's padding costs nothing.
 //
-// Boxes here are rows of `swizzle` bytes (box[0] * element size: 32, 64 or 128) stored with the
-// matching swizzle, the layouts wgmma's descriptors name: byte offset o goes to o with bits 4..
-// XORed by bits 7.. (CuTe's Swizzle<1|2|3, 4, 3>; at 128 bytes, chunk c of row r lands at chunk
-// c ^ (r % 8)). The destination must be 1024-byte aligned, as the hardware swizzles on address bits.
+// Boxes here are rows of 128 bytes (box[0] * element size) stored with the 128-byte swizzle:
+// 16-byte chunk c of row r lands at chunk c ^ (r % 8), the layout wgmma's descriptors name. The
+// destination must be 1024-byte aligned, as the hardware swizzles on address bits.
 #pragma once
 
 #include <cstdint>
@@ -28,13 +27,13 @@
 namespace pg {
 
 inline constexpr int kTmaMaxRank = 5;
+inline constexpr int kTmaRowBytes = 128;
 
 struct TmaTensor {
   int32_t rank = 0;
   int64_t dim[kTmaMaxRank] = {};     // elements along each dimension, innermost first
   int64_t stride[kTmaMaxRank] = {};  // elements between neighbours along each dimension; stride[0] = 1
   int32_t box[kTmaMaxRank] = {};     // the box's extent along each dimension
-  int32_t swizzle = 128;              // bytes of a box row: 32, 64 or 128
   const void* base = nullptr;
 
   PG_HD int64_t box_elems() const {
@@ -50,10 +49,9 @@ struct alignas(64) TmaMap {
   uint64_t opaque[16];
 };
 
-// Where byte `b` of row `row` of a box of `swizzle`-byte rows lies, in bytes from its start.
-PG_HD int tma_swizzled_byte(int64_t row, int b, int swizzle) {
-  const int o = static_cast<int>(row) * swizzle + b;
-  return o ^ (((o >> 7) & (swizzle / 16 - 1)) << 4);
+// Where byte `b` of row `row` of a 128-byte-swizzled box lies, in bytes from its start.
+PG_HD int tma_swizzled_byte(int64_t row, int b) {
+  return static_cast<int>(row * kTmaRowBytes) + ((((b >> 4) ^ static_cast<int>(row)) & 7) << 4) + (b & 15);
 }
 
 // The CPU backend's copy: the box at `coord` (one per dimension, may be negative) into `dst`.
@@ -72,7 +70,7 @@ void tma_load_box_host(const TmaTensor& t, const int32_t* coord, T* dst) {
     }
     const int64_t row = i / t.box[0];
     const int b = static_cast<int>(i % t.box[0] * sizeof(T));
-    dst[tma_swizzled_byte(row, b, t.swizzle) / sizeof(T)] = inside ? src[at] : T{0};
+    dst[tma_swizzled_byte(row, b) / sizeof(T)] = inside ? src[at] : T{0};
   }
 }
 
@@ -129,7 +127,7 @@ __device__ __forceinline__ void tma_load_box(void* dst, const TmaMap* map, int r
 #endif
 
 #if defined(__CUDACC__)
-// The tensor map of `t` for 16-bit elements (bf16 or f16), its swizzle, zeros out of bounds.
+// The tensor map of `t` for 16-bit elements (bf16 or f16), 128-byte swizzle, zeros out of bounds.
 // Throws pg::Error naming the tensor's sizes when the driver refuses it.
 inline TmaMap encode_tma_map(const TmaTensor& t, bool bf16, const char* what) {
   static const PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
@@ -154,11 +152,7 @@ inline TmaMap encode_tma_map(const TmaTensor& t, bool bf16, const char* what) {
   CUtensorMap map;
   const CUresult r = encode(&map, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
                             static_cast<cuuint32_t>(t.rank), const_cast<void*>(t.base), dim, stride, box, step,
-                            CU_TENSOR_MAP_INTERLEAVE_NONE,
-                            t.swizzle == 32 ? CU_TENSOR_MAP_SWIZZLE_32B
-                            : t.swizzle == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
-                                              : CU_TENSOR_MAP_SWIZZLE_128B,
-                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS)
     throw Error(std::string(what) + ": cuTensorMapEncodeTiled refused the tensor (dims/box " + sizes + "): error " +

@@ -41,7 +41,6 @@ struct ConvTmaGeometry {
   int32_t tiles[kAxes];  // boxes along each axis, for the largest phase
   int32_t group_axis;    // 1: A has a group dimension after k; 0: a group's k's start at group * k_group
   int32_t k_group;       // A's k coordinate of a group's first k (without a group dimension)
-  int32_t major_m;       // 1: A is channels-first dy itself, W innermost (M-major: box rows are 64 k's of W)
   TmaTensor a, b;        // the tensors and boxes (the CPU backend's copies; the GPU launch's maps)
 };
 
@@ -63,21 +62,18 @@ struct ConvGemmTmaSmem : ConvGemmWgmmaSmem<T, BM, BN> {
 // (32 bytes of 16-bit values, a whole sector) or the whole axis: the first version, which took
 // the narrowest W among equals, wrote the channels-first bf16 2D row one position per box row
 // (box 1 x 8 x 32) and ran it at 0.38 ms against conv.gemm.wgmma's 0.22 (H100, 2026-11-26).
-inline void conv_tma_box(const ConvProblem& p, int rows, int32_t (&box)[kAxes], int32_t& box_n, int32_t (&tiles)[kAxes],
-                         bool major_m = false) {
+inline void conv_tma_box(const ConvProblem& p, int rows, int32_t (&box)[kAxes], int32_t& box_n, int32_t (&tiles)[kAxes]) {
   int64_t jn[kAxes];
   for (int a = 0; a < kAxes; ++a) jn[a] = (p.in[a] + p.stride[a] - 1) / p.stride[a];
   const auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
   int log2_rows = 0;
   while ((1 << log2_rows) < rows) ++log2_rows;
-  // M-major A: a box row is W's positions of one k, 32, 64 or 128 bytes (one swizzle span).
-  int min_ew = major_m ? 4 : 0;
-  const int max_ew = major_m ? 6 : log2_rows;
-  if (p.layout == Layout::channels_first && !major_m)
+  int min_ew = 0;
+  if (p.layout == Layout::channels_first)
     while (min_ew < 4 && (int64_t{1} << min_ew) < jn[kAxes - 1]) ++min_ew;
   const int first = kAxes - p.dims;
   int64_t best = -1;
-  for (int ew = max_ew; ew >= min_ew; --ew)
+  for (int ew = log2_rows; ew >= min_ew; --ew)
     for (int eh = p.dims >= 2 ? log2_rows - ew : 0; eh >= 0; --eh)
       for (int ed = p.dims >= 3 ? log2_rows - ew - eh : 0; ed >= 0; --ed) {
         const int32_t b[kAxes] = {1 << ed, 1 << eh, 1 << ew};
@@ -93,17 +89,7 @@ inline void conv_tma_box(const ConvProblem& p, int rows, int32_t (&box)[kAxes], 
   for (int a = 0; a < kAxes; ++a) tiles[a] = static_cast<int32_t>(ceil_div(a < first ? 1 : jn[a], box[a]));
 }
 
-// Whether conv.gemm.tma reads channels-first dy itself, M-major: every stride of dy's tensor a
-// multiple of 16 bytes (dy's W a multiple of 8), at least 16 dx positions along W per phase (a box
-// row is 16, 32 or 64 of them), and W, k, [group], the other axes and N in 5 dimensions.
-inline bool conv_tma_major_m(const ConvProblem& p) {
-  const int w = kAxes - 1;
-  const bool group_axis = p.groups > 1 && p.k_per_group() % kWgBK != 0;
-  return p.layout == Layout::channels_first && p.out[w] % 8 == 0 && (p.in[w] + p.stride[w] - 1) / p.stride[w] >= 16 &&
-         2 + static_cast<int>(group_axis) + p.dims <= kTmaMaxRank;
-}
-
-template <class T, int BM, int BN, bool kMajorM>
+template <class T, int BM, int BN>
 struct ConvGemmTmaThread : ConvGemmWgmmaThread<T, BM, BN> {
   using Base = ConvGemmWgmmaThread<T, BM, BN>;
   using Args = ConvGemmTmaArgs<T>;
@@ -191,18 +177,17 @@ struct ConvGemmTmaThread : ConvGemmWgmmaThread<T, BM, BN> {
     b_row = (group * g.taps() + g.tap_index(t[0], t[1], t[2])) * args.gemm.cg_pad + c_base;
   }
 
-  // A's box coordinates in its tensor's order: K-major k, [group], the problem's axes W first,
-  // sample; M-major W, k, [group], the other axes, sample. Built with constant indices only, so
-  // the thread's state stays in registers.
+  // A's box coordinates in its tensor's order: k, [group], the problem's axes W first, sample.
+  // Built with constant indices only, so the thread's state stays in registers.
   PG_HD void a_coords(int32_t (&c)[kTmaMaxRank]) const {
     const ConvTmaGeometry& geo = tma->geo;
     const int32_t ga = geo.group_axis, dims = geo.dims;
+    c[0] = a_k;
 #pragma unroll
-    for (int i = 0; i < kTmaMaxRank; ++i) {
-      const int32_t r = i - 1 - ga;  // which of W, H, D, sample follows k and the group (K-major)
+    for (int i = 1; i < kTmaMaxRank; ++i) {
+      const int32_t r = i - 1 - ga;  // which of W, H, D, sample
       const int32_t spatial = r == 0 ? a_pos[2] : r == 1 ? a_pos[1] : a_pos[0];
-      if (kMajorM) c[i] = i == 0 ? a_pos[2] : i == 1 ? a_k : ga && i == 2 ? group : r < dims ? spatial : n0;
-      else c[i] = i == 0 ? a_k : ga && i == 1 ? group : r < dims ? spatial : n0;
+      c[i] = ga && i == 1 ? group : r < dims ? spatial : n0;
     }
   }
 
@@ -244,57 +229,6 @@ struct ConvGemmTmaThread : ConvGemmWgmmaThread<T, BM, BN> {
     to_tap(ph);
   }
 
-  // K-major A: conv.gemm.wgmma's multiply. M-major A (channels-first dy): a box row is bw
-  // positions of W at one k (`swizzle` bytes), 64 rows a slice of (h, d, sample); an m64 tile is
-  // 64 / bw consecutive slices. wgmma's M-major descriptor: the leading offset steps to the next
-  // slice (the next bw rows of M), the stride offset to the next 8 k's; a k16 step is 16 rows on.
-#if defined(PG_WGMMA_DEVICE)
-  __device__ __forceinline__ void multiply(const Smem& s, int slot) {
-    if constexpr (!kMajorM) {
-      Base::multiply(s, slot);
-    } else {
-      const unsigned row = static_cast<unsigned>(tma->geo.a.swizzle), slice = kWgBK * row;
-      const uint64_t mode = row == 128 ? 1 : row == 64 ? 2 : 3;
-      const uint64_t a_fields = (uint64_t{slice >> 4} << 16) | (uint64_t{(8 * row) >> 4} << 32) | (mode << 62);
-      const unsigned a0 = tc_smem_address(&s.a[slot][0]), b0 = tc_smem_address(&s.b[slot][0]);
-      const unsigned bw = row / sizeof(T);
-#pragma unroll
-      for (int mi = 0; mi < Base::kMI; ++mi) wg_fence_operands(acc[mi]);
-      asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-#pragma unroll
-      for (int ks = 0; ks < kWgBK / 16; ++ks)
-#pragma unroll
-        for (int mi = 0; mi < Base::kMI; ++mi) {
-          const unsigned m0 = tid / 128 * (BM / 2) + mi * 64;
-          const unsigned at = a0 + m0 / bw * slice + ks * 16 * row;
-          wg_mma<T, BN, true>(acc[mi], ((at & 0x3FFFF) >> 4) | a_fields, wg_descriptor(b0 + ks * 32), accumulate || ks > 0);
-        }
-      asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-      accumulate = true;
-    }
-  }
-#else
-  PG_HD void multiply(const Smem& s, int slot) {
-    if constexpr (!kMajorM) {
-      Base::multiply(s, slot);
-    } else {
-      const int row = tma->geo.a.swizzle, bw = row / static_cast<int>(sizeof(T));
-      for (int mi = 0; mi < Base::kMI; ++mi)
-        for (int e = 0; e < Base::kAcc; ++e) {
-          const int m = Base::m_of(mi, e), c = Base::c_of(e);
-          if (c_base + c >= args.gemm.g.cg) continue;
-          float sum = acc[mi][e];
-          for (int k = 0; k < kWgBK; ++k) {
-            const int a_byte = tma_swizzled_byte(m / bw * kWgBK + k, m % bw * static_cast<int>(sizeof(T)), row);
-            sum += to_float(s.a[slot][a_byte / sizeof(T)]) * to_float(s.b[slot][wg_k_rows_at(c, k)]);
-          }
-          acc[mi][e] = sum;
-        }
-      accumulate = true;
-    }
-  }
-#endif
-
   // Each box row's dx offset at the group's first channel (-1 past the phase or the samples),
   // then conv.gemm.wgmma's rounding into the shared tile.
   PG_HD void finish(Smem& smem) const {
@@ -318,10 +252,9 @@ struct ConvGemmTmaThread : ConvGemmWgmmaThread<T, BM, BN> {
   }
 };
 
-// The plan: conv.gemm.wgmma's, with dy read directly where A's tensor fits 5 dimensions (a 3D
-// problem whose 64-k chunks would cross groups takes the copy, whose groups are padded to 64) and,
-// channels-first, where conv_tma_major_m admits it (no copy: a_direct); the grid's first axis the
-// boxes of the largest phase.
+// The plan: conv.gemm.wgmma's, with dy read directly only where A's tensor fits 5 dimensions
+// (a 3D problem whose 64-k chunks would cross groups takes the copy, whose groups are padded to 64),
+// and the grid's first axis the boxes of the largest phase.
 struct ConvGemmTmaPlan {
   ConvGemmTcPlan tc;
   ConvTmaGeometry geo;  // the box and tiles; the tensors are filled at launch
@@ -330,26 +263,21 @@ struct ConvGemmTmaPlan {
 inline ConvGemmTmaPlan plan_conv_gemm_tma(const ConvProblem& p) {
   ConvGemmTmaPlan pl{plan_conv_gemm_tc(p, plan_conv_gemm(p, kWgBK, 256, p.c_per_group() <= 64 ? 64 : 128)), {}};
   const bool group_axis = p.groups > 1 && p.k_per_group() % kWgBK != 0;
-  ConvTmaGeometry& geo = pl.geo;
-  geo.major_m = conv_tma_major_m(p);
-  if (geo.major_m) {
-    pl.tc.a_direct = true;
-    pl.tc.dy_elems = 0;
-  } else if (pl.tc.a_direct && group_axis && p.dims == 3) {
+  if (pl.tc.a_direct && group_axis && p.dims == 3) {
     pl.tc.a_direct = false;
     pl.tc.dy_elems = p.n * p.out_plane() * p.groups * pl.tc.gemm.kg_pad;
   }
+  ConvTmaGeometry& geo = pl.geo;
   geo.dims = static_cast<int32_t>(p.dims);
   geo.group_axis = pl.tc.a_direct && group_axis;
-  conv_tma_box(p, static_cast<int>(pl.tc.gemm.bm), geo.box, geo.box_n, geo.tiles, geo.major_m);
+  conv_tma_box(p, static_cast<int>(pl.tc.gemm.bm), geo.box, geo.box_n, geo.tiles);
   pl.tc.gemm.grid[0] = (p.n + geo.box_n - 1) / geo.box_n;
   for (int a = 0; a < kAxes; ++a) pl.tc.gemm.grid[0] *= geo.tiles[a];
   return pl;
 }
 
-// A's and B's tensors over the prepared arguments. A K-major: dy or its copy as channels-last
-// (k, [group], W, H, D, N), rows of 64 k's. A M-major: channels-first dy (W, k, [group], H, D, N),
-// rows of bw positions of W. B: the workspace's weights as (K/groups padded, rows of C/groups).
+// A's and B's tensors over the prepared arguments: A is dy or its copy as channels-last
+// (k, [group], W, H, D, N), B the workspace's weights as (K/groups padded, rows of C/groups).
 template <class T>
 void fill_conv_tma_tensors(const ConvProblem& p, ConvTmaGeometry& geo, const ConvGemmTcArgs<T>& args, int bn) {
   const ConvShape<int32_t>& g = args.gemm.g;
@@ -362,30 +290,21 @@ void fill_conv_tma_tensors(const ConvProblem& p, ConvTmaGeometry& geo, const Con
     a.box[d] = box;
     ++d;
   };
-  const int w = kAxes - 1;
-  // A K-major tensor's k step is 1 and its W step all k's; an M-major one's W step is 1 and its
-  // k step a plane.
   const int64_t k_all = args.a.k;  // K, or groups * kg_pad in the copy
-  const int64_t k_step = geo.major_m ? g.out_plane() : 1;
-  int64_t stride = geo.major_m ? 1 : k_all;
-  if (geo.major_m) {
-    axis(g.out[w], 1, geo.box[w]);
-    stride = g.out[w];
-  }
   if (geo.group_axis) {
-    axis(args.a.kg, k_step, kWgBK);
-    axis(g.groups, args.a.kg * k_step, 1);
+    axis(args.a.kg, 1, kWgBK);
+    axis(g.groups, args.a.kg, 1);
   } else {
-    axis(k_all, k_step, kWgBK);
+    axis(k_all, 1, kWgBK);
   }
   geo.k_group = args.a.kg;
-  for (int ax = geo.major_m ? w - 1 : w; ax >= kAxes - geo.dims; --ax) {
+  int64_t stride = k_all;
+  for (int ax = kAxes - 1; ax >= kAxes - geo.dims; --ax) {
     axis(g.out[ax], stride, geo.box[ax]);
     stride *= g.out[ax];
   }
-  axis(p.n, geo.major_m ? k_all * g.out_plane() : stride, geo.box_n);
+  axis(p.n, stride, geo.box_n);
   a.rank = d;
-  a.swizzle = geo.major_m ? geo.box[w] * static_cast<int32_t>(sizeof(T)) : 128;
   TmaTensor& b = geo.b;
   b.base = args.gemm.w;
   b.rank = 2;
@@ -398,9 +317,9 @@ void fill_conv_tma_tensors(const ConvProblem& p, ConvTmaGeometry& geo, const Con
 }
 
 #if PG_GPU_COMPILER && defined(PG_WGMMA)
-template <class T, int BM, int BN, bool kMajorM>
+template <class T, int BM, int BN>
 __global__ void __launch_bounds__(kGemmThreads, 1) conv_gemm_tma_kernel(const __grid_constant__ ConvGemmTmaArgs<T> args) {
-  using Thread = ConvGemmTmaThread<T, BM, BN, kMajorM>;
+  using Thread = ConvGemmTmaThread<T, BM, BN>;
   // The swizzle needs 1024-byte aligned tiles; the launch asks for 1 KiB more.
   extern __shared__ __align__(16) unsigned char conv_gemm_tma_smem[];
   const unsigned skip = (1024 - (static_cast<unsigned>(__cvta_generic_to_shared(conv_gemm_tma_smem)) & 1023)) & 1023;
@@ -423,7 +342,7 @@ struct ConvGemmTma {
   }
   static size_t workspace_bytes(const ConvProblem& p) { return plan_conv_gemm_tma(p).tc.workspace_bytes(); }
 
-  // Prepares the workspace on `ex` and calls run.template operator()<T, BM, BN, kMajorM>(grid, args).
+  // Prepares the workspace on `ex` and calls run.template operator()<T, BM, BN>(grid, args).
   template <class Exec, class Run>
   static void with_args(const Exec& ex, const ConvProblem& p, const ConvBuffers& b, Run&& run) {
     if (p.x_elems() == 0) return;
@@ -432,14 +351,8 @@ struct ConvGemmTma {
       using T = decltype(tag);
       ConvGemmTmaArgs<T> args{prepare_conv_gemm_tc<T>(ex, traits.name, p, pl.tc, b), pl.geo, {}, {}};
       fill_conv_tma_tensors(p, args.geo, args.tc, static_cast<int>(pl.tc.gemm.bn));
-      const int64_t* grid = pl.tc.gemm.grid;
-      if (pl.tc.gemm.bn == 64) {
-        if (pl.geo.major_m) run.template operator()<T, 256, 64, true>(grid, args);
-        else run.template operator()<T, 256, 64, false>(grid, args);
-      } else {
-        if (pl.geo.major_m) run.template operator()<T, 256, 128, true>(grid, args);
-        else run.template operator()<T, 256, 128, false>(grid, args);
-      }
+      if (pl.tc.gemm.bn == 64) run.template operator()<T, 256, 64>(pl.tc.gemm.grid, args);
+      else run.template operator()<T, 256, 128>(pl.tc.gemm.grid, args);
     };
     if (p.dtype == DType::f16) go(f16{});
     else go(bf16{});
@@ -447,23 +360,22 @@ struct ConvGemmTma {
 
 #if !PG_GPU_COMPILER
   static void launch(const CpuExec& ex, const ConvProblem& p, const ConvBuffers& b) {
-    with_args(ex, p, b, [&]<class T, int BM, int BN, bool kMajorM>(const int64_t* grid, const ConvGemmTmaArgs<T>& args) {
-      run_conv_gemm_grid_on_host<ConvGemmTmaThread<T, BM, BN, kMajorM>>(ex, args, grid,
-                                                                         [](auto& block) { conv_gemm_wgmma_schedule(block); });
+    with_args(ex, p, b, [&]<class T, int BM, int BN>(const int64_t* grid, const ConvGemmTmaArgs<T>& args) {
+      run_conv_gemm_grid_on_host<ConvGemmTmaThread<T, BM, BN>>(ex, args, grid, [](auto& block) { conv_gemm_wgmma_schedule(block); });
     });
   }
 #endif
 
 #if PG_GPU_COMPILER && defined(PG_WGMMA)
   static void launch(const GpuExec& ex, const ConvProblem& p, const ConvBuffers& b) {
-    with_args(ex, p, b, [&]<class T, int BM, int BN, bool kMajorM>(const int64_t* grid, ConvGemmTmaArgs<T>& args) {
+    with_args(ex, p, b, [&]<class T, int BM, int BN>(const int64_t* grid, ConvGemmTmaArgs<T>& args) {
       constexpr bool kBf16 = std::is_same_v<T, bf16>;
       args.a_map = encode_tma_map(args.geo.a, kBf16, "conv.gemm.tma: dy");
       args.b_map = encode_tma_map(args.geo.b, kBf16, "conv.gemm.tma: weights");
       const dim3 blocks(static_cast<unsigned>(grid[0]), static_cast<unsigned>(grid[1]), static_cast<unsigned>(grid[2]));
       constexpr int bytes = sizeof(ConvGemmTmaSmem<T, BM, BN>) + 1024;
-      PG_HIP_CHECK(cudaFuncSetAttribute(conv_gemm_tma_kernel<T, BM, BN, kMajorM>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-      conv_gemm_tma_kernel<T, BM, BN, kMajorM><<<blocks, kGemmThreads, bytes, ex.stream>>>(args);
+      PG_HIP_CHECK(cudaFuncSetAttribute(conv_gemm_tma_kernel<T, BM, BN>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+      conv_gemm_tma_kernel<T, BM, BN><<<blocks, kGemmThreads, bytes, ex.stream>>>(args);
       PG_LAUNCH_CHECK("conv_gemm_tma_kernel");
     });
   }

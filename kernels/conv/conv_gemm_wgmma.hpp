@@ -86,13 +86,12 @@ PG_HD uint32_t wg_round_pair(float lo, float hi) {
 
 #if defined(PG_WGMMA_DEVICE)
 // m64n64k16: d[0..31] in the fragment order of wg_own_row and wg_own_col; d = a b + (scale_d ? d : 0).
-// TA 1: A is M-major in shared memory (conv.gemm.tma's channels-first boxes), 0: K-major.
-#define PG_WG_MMA_N64(TY, TA) \
+#define PG_WG_MMA_N64(TY) \
   asm volatile("{.reg .pred p; setp.ne.b32 p, %34, 0; " \
                "wgmma.mma_async.sync.aligned.m64n64k16.f32." #TY "." #TY " " \
                "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
                "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, " \
-               "%32, %33, p, 1, 1, " #TA ", 0;}" \
+               "%32, %33, p, 1, 1, 0, 0;}" \
                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
                  "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
                  "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
@@ -100,14 +99,14 @@ PG_HD uint32_t wg_round_pair(float lo, float hi) {
                : "l"(a), "l"(b), "r"(scale_d))
 
 // m64n128k16: d[0..63] in the fragment order of wg_own_row and wg_own_col.
-#define PG_WG_MMA_N128(TY, TA) \
+#define PG_WG_MMA_N128(TY) \
   asm volatile("{.reg .pred p; setp.ne.b32 p, %66, 0; " \
                "wgmma.mma_async.sync.aligned.m64n128k16.f32." #TY "." #TY " " \
                "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
                "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
                "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
                "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, " \
-               "%64, %65, p, 1, 1, " #TA ", 0;}" \
+               "%64, %65, p, 1, 1, 0, 0;}" \
                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
                  "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
                  "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
@@ -125,27 +124,16 @@ __device__ __forceinline__ uint64_t wg_descriptor(unsigned at) {
   return static_cast<uint64_t>((at & 0x3FFFF) >> 4) | (uint64_t{1} << 16) | (uint64_t{1024 >> 4} << 32) | (uint64_t{1} << 62);
 }
 
-template <class T, int N, bool kMajorM = false>
+template <class T, int N>
 __device__ __forceinline__ void wg_mma(float* d, uint64_t a, uint64_t b, int scale_d) {
   if constexpr (N == 64) {
-    if constexpr (std::is_same_v<T, bf16>) {
-      if constexpr (kMajorM) PG_WG_MMA_N64(bf16, 1);
-      else PG_WG_MMA_N64(bf16, 0);
-    } else {
-      if constexpr (kMajorM) PG_WG_MMA_N64(f16, 1);
-      else PG_WG_MMA_N64(f16, 0);
-    }
+    if constexpr (std::is_same_v<T, bf16>) PG_WG_MMA_N64(bf16);
+    else PG_WG_MMA_N64(f16);
   } else {
-    if constexpr (std::is_same_v<T, bf16>) {
-      if constexpr (kMajorM) PG_WG_MMA_N128(bf16, 1);
-      else PG_WG_MMA_N128(bf16, 0);
-    } else {
-      if constexpr (kMajorM) PG_WG_MMA_N128(f16, 1);
-      else PG_WG_MMA_N128(f16, 0);
-    }
+    if constexpr (std::is_same_v<T, bf16>) PG_WG_MMA_N128(bf16);
+    else PG_WG_MMA_N128(f16);
   }
 }
-
 
 // Keeps the compiler from moving reads or writes of an accumulator across the asynchronous
 // instructions that own it (CUTLASS's warpgroup_fence_operand).
