@@ -139,6 +139,46 @@ TEST(ConvGemmWgmmaOnCpu, MatchesOracleOnEveryPath) { check_every_path<ConvGemmWg
 // emulated element by element, zeros outside the tensor) and the ring.
 TEST(ConvGemmTmaOnCpu, MatchesOracleOnEveryPath) { check_every_path<ConvGemmTma>(kWgBK, 2); }
 
+// conv.gemm.tma's boxes along the samples: several samples a box and several such boxes (the fuzz's
+// batches of at most 3 rarely have both, and a box's first sample off by whole boxes then still
+// writes every sample).
+TEST(ConvGemmTmaOnCpu, BoxesAcrossSamplesMatchOracle) {
+  std::map<int32_t, int> ran;
+  const bool ok = rc::check("conv.gemm.tma's boxes of several samples match the oracle", [&] {
+    ConvDomain d = ConvGemmTma::domain();
+    d.reach[0] = 1;
+    d.reach[1] = 5;
+    d.reach[2] = 12;
+    ConvProblem p = *fuzz::conv_problem(d);
+    // The smallest batch with three boxes along the samples, each of two or more.
+    const auto sample_boxes = [](const ConvProblem& q, const ConvGemmTmaPlan& pl) { return (q.n + pl.geo.box_n - 1) / pl.geo.box_n; };
+    for (p.n = 4; p.n < 64; ++p.n) {
+      const ConvGemmTmaPlan pl = plan_conv_gemm_tma(p);
+      if (pl.geo.box_n >= 2 && sample_boxes(p, pl) >= 3) break;
+    }
+    conv_finalize(p);
+    RC_PRE(conv_validate(p).empty() && ConvGemmTma::supports(p).ok);
+    const ConvGemmTmaPlan plan = plan_conv_gemm_tma(p);
+    RC_PRE(plan.geo.box_n >= 2 && sample_boxes(p, plan) >= 3);
+    RC_TAG(std::to_string(plan.geo.box_n) + " samples a box");
+    const DataSpec spec = *fuzz::conv_data_spec();
+    const ConvExpected e = compute_conv_expected(p, spec);
+    const std::vector<unsigned char> dy = encode_values(p.dtype, e.data.dy, "dy"), w = encode_values(p.dtype, e.data.w, "w");
+    std::vector<unsigned char> dx = poisoned(p.dtype, static_cast<size_t>(p.x_elems()) * dtype_size(p.dtype));
+    std::vector<Pack<uint32_t, 4>> workspace(ConvGemmTma::workspace_bytes(p) / 16 + 1);
+    const ConvBuffers b{dy.data(), w.data(), dx.data(), workspace.data()};
+    ConvGemmTma::launch(CpuExec{}, p, b);
+    const Mismatches bad = compare_with_oracle(p.dtype, dx.data(), OracleAnswer{&e.dx, &e.abs_sum, &e.terms}, 4,
+                                              [&](int64_t i) { return element_coord_text(p.layout, p.dims, p.c, p.in, i); });
+    if (bad.wrong > 0)
+      RC_FAIL(conv_to_string(p) + " data=" + data_kind_name(spec.kind) + " seed=" + std::to_string(spec.seed) + ": " +
+              std::to_string(bad.wrong) + " wrong\n" + bad.detail);
+    ++ran[plan.geo.box_n];
+  });
+  EXPECT_TRUE(ok);
+  EXPECT_FALSE(ran.empty()) << "no case had several boxes of several samples";
+}
+
 // The box conv.gemm.tma picks: 256 rows, the fewest boxes, the widest W among equals, and on
 // channels-first dx a W extent of at least 16 positions or the whole axis.
 TEST(ConvGemmTmaBox, FewestBoxesWidestW) {
