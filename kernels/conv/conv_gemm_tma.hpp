@@ -319,14 +319,8 @@ void fill_conv_tma_tensors(const ConvProblem& p, ConvTmaGeometry& geo, const Con
 #if PG_GPU_COMPILER && defined(PG_WGMMA)
 template <class T, int BM, int BN>
 __global__ void __launch_bounds__(kGemmThreads, 1) conv_gemm_tma_kernel(const __grid_constant__ ConvGemmTmaArgs<T> args) {
-  using Thread = ConvGemmTmaThread<T, BM, BN>;
-  // The swizzle needs 1024-byte aligned tiles; the launch asks for 1 KiB more.
   extern __shared__ __align__(16) unsigned char conv_gemm_tma_smem[];
-  const unsigned skip = (1024 - (static_cast<unsigned>(__cvta_generic_to_shared(conv_gemm_tma_smem)) & 1023)) & 1023;
-  auto& smem = *reinterpret_cast<typename Thread::Smem*>(conv_gemm_tma_smem + skip);
-  Thread th;
-  ConvGemmDeviceBlock<Thread> block{th, smem, args};
-  conv_gemm_wgmma_schedule(block);
+  run_conv_gemm_wgmma_block<ConvGemmTmaThread<T, BM, BN>>(args, conv_gemm_tma_smem);
 }
 #endif
 

@@ -372,16 +372,23 @@ PG_HD void conv_gemm_wgmma_schedule(Block& b) {
 }
 
 #if PG_GPU_COMPILER && defined(PG_WGMMA)
-template <class T, int BM, int BN>
-__global__ void __launch_bounds__(kGemmThreads, 1) conv_gemm_wgmma_kernel(ConvGemmTcArgs<T> args) {
-  using Thread = ConvGemmWgmmaThread<T, BM, BN>;
-  // The descriptors' swizzle needs 1024-byte aligned tiles; the launch asks for 1 KiB more.
-  extern __shared__ __align__(16) unsigned char conv_gemm_wgmma_smem[];
-  const unsigned skip = (1024 - (static_cast<unsigned>(__cvta_generic_to_shared(conv_gemm_wgmma_smem)) & 1023)) & 1023;
-  auto& smem = *reinterpret_cast<typename Thread::Smem*>(conv_gemm_wgmma_smem + skip);
+// The block's program over the kernel's dynamic shared memory `raw`. The descriptors' swizzle
+// needs 1024-byte aligned tiles: the launch asks for 1 KiB more and the tiles start at the next
+// 1 KiB. `args` stays a reference to the kernel parameter (conv.gemm.tma's tensor maps are read
+// at its address).
+template <class Thread>
+__device__ __forceinline__ void run_conv_gemm_wgmma_block(const typename Thread::Args& args, unsigned char* raw) {
+  const unsigned skip = (1024 - (static_cast<unsigned>(__cvta_generic_to_shared(raw)) & 1023)) & 1023;
+  auto& smem = *reinterpret_cast<typename Thread::Smem*>(raw + skip);
   Thread th;
   ConvGemmDeviceBlock<Thread> block{th, smem, args};
   conv_gemm_wgmma_schedule(block);
+}
+
+template <class T, int BM, int BN>
+__global__ void __launch_bounds__(kGemmThreads, 1) conv_gemm_wgmma_kernel(ConvGemmTcArgs<T> args) {
+  extern __shared__ __align__(16) unsigned char conv_gemm_wgmma_smem[];
+  run_conv_gemm_wgmma_block<ConvGemmWgmmaThread<T, BM, BN>>(args, conv_gemm_wgmma_smem);
 }
 #endif
 
