@@ -197,7 +197,7 @@ TEST(ConvGemmTmaBox, FewestBoxesWidestW) {
       p.pad_begin[a] = p.pad_end[a] = i >= 0 ? 1 : 0;
     }
     conv_finalize(p);
-    int32_t box[kAxes], n, tiles[kAxes];
+    int32_t box[kAxes] = {}, n = 0, tiles[kAxes] = {};
     conv_tma_box(p, 256, box, n, tiles);
     EXPECT_EQ(box[0] * box[1] * box[2] * n, 256);
     return std::to_string(box[0]) + "x" + std::to_string(box[1]) + "x" + std::to_string(box[2]) + " n" + std::to_string(n) +

@@ -79,6 +79,8 @@ inline void conv_tma_box(const ConvProblem& p, int rows, int32_t (&box)[kAxes], 
     while (min_ew < 4 && (int64_t{1} << min_ew) < jn[kAxes - 1]) ++min_ew;
   const int first = kAxes - p.dims;
   int64_t best = -1;
+  box_n = rows;  // replaced by the first box tried (the loops run at least once)
+  for (int a = 0; a < kAxes; ++a) box[a] = 1;
   for (int ew = log2_rows; ew >= min_ew; --ew)
     for (int eh = p.dims >= 2 ? log2_rows - ew : 0; eh >= 0; --eh)
       for (int ed = p.dims >= 3 ? log2_rows - ew - eh : 0; ed >= 0; --ed) {
