@@ -15,6 +15,7 @@
 #include "kernels/common/exec.hpp"
 #include "kernels/max/max_direct.hpp"
 #include "kernels/max/max_dispatch.hpp"
+#include "kernels/max/max_gather_counted.hpp"
 #include "kernels/max/max_gather_fixed_cl.hpp"
 #include "kernels/max/max_gather_recompute.hpp"
 #include "kernels/max/max_gather_stored.hpp"
@@ -289,7 +290,8 @@ TEST(MaxKernels, Int64PathMatchesOnSmallProblems) {
                                      forced_wide<MaxGatherStoredRun>(),
                                      forced_wide<MaxScatterRecompute>(), forced_wide<MaxGatherRecompute>(),
                                      forced_wide<MaxDirectStored>(), forced_wide<MaxDirectRecompute>(),
-                                     forced_wide<MaxGatherStream>(), forced_wide<MaxGatherTiled>()};
+                                     forced_wide<MaxGatherStream>(), forced_wide<MaxGatherTiled>(),
+                                     forced_wide<MaxGatherCounted>()};
   for (Problem p : {make(3, 2, 3, {5, 6, 7}, {3, 2, 3}, {2, 1, 2}, {1, 1, 1}, {1, 0, 1}),
                     make(2, 2, 4, {8, 6}, {2, 2}, {2, 2}, {0, 0}, {0, 0}),
                     make(3, 2, 3, {4, 35, 9}, {3, 3, 3}, {1, 1, 1}, {1, 0, 1}, {0, 1, 1})})
@@ -404,6 +406,41 @@ TEST(MaxKernels, StreamTilesAndChunks) {
       ASSERT_TRUE(s.ok) << s.why;
       expect_all_pass(p, static_cast<uint64_t>(n), DataKind::ints);
     }
+}
+
+// max.gather.counted's three kinds of position, on real data where positions are named by no
+// window, by one and by several (each kind checked present in the oracle's term counts): SPP-like
+// k5 s1, a dilated k3, a 3D k3, channels-last, several tiles and planes per tile on the CPU budget.
+// Its dx passes and equals max.gather.tiled's bit for bit (both sum in row-major window order).
+TEST(MaxKernels, CountedPositionsNamedByNoneOneOrSeveral) {
+  Backend& b = test::backend();
+  const Variant* counted = find_variant("max.gather.counted");
+  const Variant* tiled = find_variant("max.gather.tiled");
+  ASSERT_NE(counted, nullptr);
+  ASSERT_NE(tiled, nullptr);
+  std::vector<Problem> problems = {make(2, 2, 3, {19, 19}, {5, 5}, {1, 1}, {2, 2}, {2, 2}),
+                                   make(2, 1, 2, {21, 17}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {2, 2}),
+                                   make(3, 1, 2, {5, 9, 11}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}),
+                                   make(1, 2, 3, {300}, {13}, {1}, {6}, {6})};
+  Problem cl = make(2, 2, 20, {9, 11}, {3, 3}, {1, 1}, {1, 1}, {1, 1});
+  cl.layout = Layout::channels_last;
+  problems.push_back(cl);
+  for (Problem p : problems) {
+    SCOPED_TRACE(to_string(p));
+    ASSERT_TRUE(counted->supports(p, b.kind()).ok);
+    const DataSpec spec{11, DataKind::real};
+    const auto e = std::make_shared<const Expected>(compute_expected(p, spec));
+    int64_t kinds[3] = {0, 0, 0};
+    for (int64_t t : e->terms) ++kinds[std::min<int64_t>(t, 2)];
+    EXPECT_GT(kinds[0], 0);
+    EXPECT_GT(kinds[1], 0);
+    EXPECT_GT(kinds[2], 0);
+    PreparedRun run_counted(b, *counted, p, spec, e), run_tiled(b, *tiled, p, spec, e);
+    const Outcome o = run_counted.verify();
+    ASSERT_EQ(o.status, Status::pass) << o.message;
+    ASSERT_EQ(run_tiled.verify().status, Status::pass);
+    EXPECT_EQ(run_counted.output(), run_tiled.output());
+  }
 }
 
 // Indices no window of the oracle produces: negative, past the plane, another plane's, an

@@ -8,6 +8,7 @@
 // max.gather.tiled: the same tiles, planes and lanes, and its bands: several rows of the tile's
 // width with a partial last group, part of a row with a partial last segment, one whole row;
 // tiles of whole channels-first planes (their sums leave as one run), the last group partial.
+// max.gather.counted: the same tiles, planes and lanes, and tiles of whole channels-first planes.
 // avg.gather.planes: several blocks with a partial last one, several planes per block, each of its
 // sums (runs with the kernel of 3 unrolled, runs of any kernel up to 8, per element with and
 // without the unrolled tap loop), a partial last run, and both divisor paths.
@@ -23,6 +24,7 @@
 #include "fuzz/problem_gen.hpp"
 #include "kernels/avg/avg_gather_planes.hpp"
 #include "kernels/avg/avg_gather_tiled.hpp"
+#include "kernels/max/max_gather_counted.hpp"
 #include "kernels/max/max_gather_tiled.hpp"
 
 namespace pg {
@@ -104,6 +106,26 @@ TEST(MaxTiledReach, TheFuzzDrawsEveryTileStructure) {
   ASSERT_TRUE(ok);
   expect_each_reached(seen, cases, {"bands of several rows, the last partial", "bands of part of a row, the last partial",
                                     "bands of one whole row", "whole-plane tiles", "whole-plane tiles, the last group partial"});
+}
+
+TEST(MaxCountedReach, TheFuzzDrawsEveryTileStructure) {
+  Seen seen;
+  int cases = 0;
+  const bool ok = rc::check("max.gather.counted's tile plans on the fuzz's problems", [&] {
+    for (int draw = 0; draw < 10; ++draw) {
+      const Problem p = *fuzz::problem(Op::max, MaxGatherCounted::domain());
+      if (!MaxGatherCounted::supports(p).ok || p.n == 0) continue;
+      MaxTileShape plan;
+      RC_ASSERT(plan_max_counted(p, p.dtype == DType::f64 ? 8 : 4, kMaxTiledCpuBudget, &plan));
+      RC_ASSERT(plan.bytes <= kMaxTiledSmemBytes);
+      ++cases;
+      count_tiles(p, plan.tile, plan.planes, plan.lanes, seen);
+      const int64_t outer = p.layout == Layout::channels_last ? p.n : p.n * p.c;
+      if (plan.whole_planes) ++seen[outer % plan.planes != 0 ? "whole-plane tiles, the last group partial" : "whole-plane tiles"];
+    }
+  });
+  ASSERT_TRUE(ok);
+  expect_each_reached(seen, cases, {"whole-plane tiles", "whole-plane tiles, the last group partial"});
 }
 
 // 1,000 draws: the run paths take stride-1 W axes only (about one in

@@ -38,6 +38,16 @@ PG_HD void atomic_add(T* dst, T v) {
 #endif
 }
 
+// *dst += v on every backend, safe against concurrent adds; returns the value before the add.
+template <class T>
+PG_HD T atomic_fetch_add(T* dst, T v) {
+#if PG_DEVICE_PASS
+  return atomicAdd(dst, v);
+#else
+  return std::atomic_ref<T>(*dst).fetch_add(v, std::memory_order_relaxed);
+#endif
+}
+
 struct CpuExec {
   static constexpr bool is_gpu = false;
 

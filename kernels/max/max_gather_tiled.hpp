@@ -89,10 +89,6 @@ struct MaxTiledBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTilePlan> {
   using Walk::g;
   using Walk::plan;
   using Walk::grid;
-  using Walk::dx;
-  using Walk::each_column;
-  using Walk::split_column;
-  using Walk::split_row;
   static constexpr int kPhases = 3;
 
   // Where a tile lies and how shared memory is carved; each thread computes its own copy.
@@ -186,35 +182,10 @@ struct MaxTiledBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTilePlan> {
 
   // Phase 3: the tile's sums to dx, coalesced, each left zero for the next tile.
   PG_HD void write(const Frame& f, int tid) const {
-    if (!kLanes && plan.whole_planes) {
-      const int n = plan.planes * plan.positions;
-      const Idx planes_left = grid.outer - f.outer0;
-      const int in_tensor = planes_left < plan.planes ? static_cast<int>(planes_left) * plan.positions : n;
-      T* run = dx + f.outer0 * g.in_plane;
-      for (int s = tid; s < n; s += plan.threads) {
-        if (s < in_tensor) run[s] = from_accum<T>(f.sum[s]);
-        f.sum[s] = A(0);
-      }
-      return;
-    }
-    const int L = kLanes ? plan.lanes : 1;
-    const int cols = plan.tile[2] * L, rows = plan.planes * plan.tile[0] * plan.tile[1];
-    each_column(cols, tid, [&](int first_row, int row_step, int col) {
-      int lane;
-      Idx i[kAxes] = {0, 0, f.i0[2] + split_column(col, &lane)};
-      const Idx c = f.c0 + lane;
-      const bool col_in = i[2] < g.in[2] && (!kLanes || c < grid.lanes_total);
-      for (int r = first_row; r < rows; r += row_step) {
-        int plane, z, y;
-        split_row(r, plan.tile[0], plan.by_tile[1], plan.by_tile[0], &plane, &z, &y);
-        i[0] = f.i0[0] + z;
-        i[1] = f.i0[1] + y;
-        const Idx q = f.outer0 + plane;
-        const int slot = r * cols + col;
-        if (col_in && q < grid.outer && i[1] < g.in[1] && (A0 > 0 || i[0] < g.in[0]))
-          dx[(q * g.in_plane + in_lin(g, i)) * grid.lanes_total + c] = from_accum<T>(f.sum[slot]);
-        f.sum[slot] = A(0);
-      }
+    this->write_tile(f, tid, [&](int slot) {
+      const A v = f.sum[slot];
+      f.sum[slot] = A(0);
+      return v;
     });
   }
 

@@ -1,5 +1,5 @@
 // The layer under the max-pool variants that work over shared-memory tiles of dx
-// (max.gather.tiled): how a tile is shaped within a shared-memory budget, where a tile lies, and
+// (max.gather.tiled, max.gather.counted): how a tile is shaped within a shared-memory budget, where a tile lies, and
 // the walk that loads, decodes and checks once every window that can cover a tile. What a
 // variant keeps per window and per position, and how it sums, is its own.
 //
@@ -296,6 +296,42 @@ struct MaxTileWalk {
     });
   }
 
+  // The tile's positions to dx, coalesced: value(slot) is the position's dx in the accumulator
+  // type (slots as walk_windows' named) and leaves the slot ready for the next tile. Called for
+  // every slot of the tile, positions outside the tensor included.
+  template <class Value>
+  PG_HD void write_tile(const MaxTileOrigin<Idx>& t, int tid, Value&& value) const {
+    if (!kLanes && plan.whole_planes) {
+      const int n = plan.planes * plan.positions;
+      const Idx planes_left = grid.outer - t.outer0;
+      const int in_tensor = planes_left < plan.planes ? static_cast<int>(planes_left) * plan.positions : n;
+      T* run = dx + t.outer0 * g.in_plane;
+      for (int s = tid; s < n; s += plan.threads) {
+        const A v = value(s);
+        if (s < in_tensor) run[s] = from_accum<T>(v);
+      }
+      return;
+    }
+    const int L = kLanes ? plan.lanes : 1;
+    const int cols = plan.tile[2] * L, rows = plan.planes * plan.tile[0] * plan.tile[1];
+    each_column(cols, tid, [&](int first_row, int row_step, int col) {
+      int lane;
+      Idx i[kAxes] = {0, 0, t.i0[2] + split_column(col, &lane)};
+      const Idx c = t.c0 + lane;
+      const bool col_in = i[2] < g.in[2] && (!kLanes || c < grid.lanes_total);
+      for (int r = first_row; r < rows; r += row_step) {
+        int plane, z, y;
+        split_row(r, plan.tile[0], plan.by_tile[1], plan.by_tile[0], &plane, &z, &y);
+        i[0] = t.i0[0] + z;
+        i[1] = t.i0[1] + y;
+        const Idx q = t.outer0 + plane;
+        const A v = value(r * cols + col);
+        if (col_in && q < grid.outer && i[1] < g.in[1] && (A0 > 0 || i[0] < g.in[0]))
+          dx[(q * g.in_plane + in_lin(g, i)) * grid.lanes_total + c] = from_accum<T>(v);
+      }
+    });
+  }
+
   // decode_index_at, with plane-format indices of undilated windows (the common case) on a short
   // path: ~25 instructions of the general one's ~85.
   PG_HD bool decode(int64_t v, Idx nc, const Idx* o, Idx* pos) const {
@@ -375,10 +411,10 @@ __global__ void __launch_bounds__(kMaxTiledThreads) max_tiles_kernel(Block block
   const int tid = threadIdx.x;
   unsigned char* smem = reinterpret_cast<unsigned char*>(max_tile_smem);
   block.start(block.frame(blockIdx.x, smem), tid);
+  __syncthreads();  // start() before the first tile's first phase, which may use what it sets
   for (Idx t = blockIdx.x; t < tiles; t += gridDim.x) {
     const auto f = block.frame(t, smem);
-    // The first barrier also orders start() (or the last tile's final phase) before this tile's
-    // reads; the last, the next tile's first phase after this tile's reads.
+    // The last barrier orders the next tile's first phase after this tile's reads.
 #pragma unroll
     for (int i = 0; i < Block::kPhases; ++i) {
       block.phase(i, f, tid);

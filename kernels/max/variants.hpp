@@ -2,6 +2,7 @@
 #pragma once
 
 #include "kernels/max/max_direct.hpp"
+#include "kernels/max/max_gather_counted.hpp"
 #include "kernels/max/max_gather_block_cf.hpp"
 #include "kernels/max/max_gather_block_cl.hpp"
 #include "kernels/max/max_gather_fixed_cf.hpp"
@@ -25,6 +26,7 @@ using MaxVariants = VariantList<MaxScatterStored,
                                 MaxGatherBlockCl,
                                 MaxGatherStream,
                                 MaxGatherTiled,
+                                MaxGatherCounted,
                                 MaxScatterRecompute,
                                 MaxGatherRecompute,
                                 MaxDirectStored,

@@ -1,0 +1,197 @@
+// max.gather.counted: max-pool backward from stored indices for every window (any kernel, stride,
+// dilation, padding), both layouts, every index format and type, over shared-memory tiles, at a
+// cost per dx element that does not grow with the window on real data.
+//
+// Why: max.gather.tiled's gather compares every window covering a band against every position of
+// the band, ~6 warp instructions per dx element on YOLO's SPP (32-46% of the copy ceiling, issue
+// bound). But max pooling concentrates its gradient: on real data 2-12% of the positions are named
+// at all (a local maximum is named by most windows that hold it) and most of the rest by none
+// (bench/results/2026-11-26_h100_max_counted.md has the counts). So a block, on the tiles and the
+// window walk of max_tile_walk.hpp,
+//   1. loads once the windows that cover the tile, keeps each one's named tile position and dy,
+//      and counts per position the windows naming it (a shared-memory atomic add); the window
+//      that finds a count of 0 keeps its slot, the one that finds 1 lists the position as shared;
+//   2. for each listed position, one thread sums the dy of the windows that name it, visiting
+//      the windows that cover it in row-major order (the threads share the list, so a position
+//      named by 169 windows costs one thread 169 compares, not its warp's every thread);
+//   3. writes dx once, coalesced: 0 where no window names the position, the window's dy where
+//      one does, the sum where several do.
+// Deterministic: counts and the one-window slot do not depend on the order of the atomic adds,
+// and each sum runs in row-major window order in the accumulator type from zero, as the other
+// deterministic variants sum (bitwise equal to max.gather.tiled); no atomics in global memory,
+// each dx element written once. On data whose every position is named twice the listed sums
+// cost what a per-element gather costs; the result is the same.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/common/exec.hpp"
+#include "kernels/max/max_tile_walk.hpp"
+
+namespace pg {
+
+// Shared memory beyond the per-window and per-position arrays: the count of listed positions.
+inline constexpr size_t kCountedBlockBytes = 16;
+
+// Per laid-out window: the slot it names (int) and its dy; per tile position: its count, the
+// slot of its one window and its listing (ints), and its sum.
+inline bool plan_max_counted(const Problem& p, size_t accum_size, const MaxTileBudget& budget, MaxTileShape* plan) {
+  MaxTileBudget arrays = budget;
+  arrays.bytes -= kCountedBlockBytes;
+  if (!shape_max_tiles(p, MaxTileBytes{4 + accum_size, 12 + accum_size}, arrays, plan)) return false;
+  plan->bytes += kCountedBlockBytes;
+  return true;
+}
+
+// The work of one block on one tile, as three phases for plan.threads cooperating threads.
+template <class T, class Idx, int A0, bool kLanes>
+struct MaxCountedBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape> {
+  using Walk = MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape>;
+  using typename Walk::A;
+  using Walk::g;
+  using Walk::plan;
+  static constexpr int kPhases = 3;
+
+  // Where a tile lies and how shared memory is carved; each thread computes its own copy. Slots
+  // of windows and of positions are walk_windows'.
+  struct Frame : MaxTileOrigin<Idx> {
+    A* grad;     // per laid-out window and lane: its dy
+    A* sum;      // per tile position and lane named by several windows: their sum
+    int* named;  // per laid-out window and lane: the position slot it names, or -1
+    int* count;  // per position: how many windows name it
+    int* first;  // per position named by one window: that window's slot
+    int* shared; // the positions named by several windows, *listed of them
+    int* listed;
+  };
+
+  PG_HD Frame frame(Idx tile_id, unsigned char* smem) const {
+    Frame f;
+    static_cast<MaxTileOrigin<Idx>&>(f) = this->origin(tile_id);
+    const int windows = plan.planes * plan.windows * plan.lanes, positions = plan.planes * plan.positions * plan.lanes;
+    f.grad = reinterpret_cast<A*>(smem);
+    f.sum = f.grad + windows;
+    f.named = reinterpret_cast<int*>(f.sum + positions);
+    f.count = f.named + windows;
+    f.first = f.count + positions;
+    f.shared = f.first + positions;
+    f.listed = f.shared + positions;
+    return f;
+  }
+
+  // Before the first tile: no position counted, none listed (each tile's write leaves it so).
+  PG_HD void start(const Frame& f, int tid) const {
+    for (int i = tid; i < plan.planes * plan.positions * plan.lanes; i += plan.threads) f.count[i] = 0;
+    if (tid == 0) *f.listed = 0;
+  }
+
+  PG_HD void phase(int i, const Frame& f, int tid) const {
+    if (i == 0) load(f, tid);
+    else if (i == 1) sum_shared(f, tid);
+    else write(f, tid);
+  }
+
+  // Phase 1: per laid-out window and lane, the position it names and its dy; per position, the
+  // count of windows naming it, the slot of the first to arrive, and the list of shared ones.
+  PG_HD void load(const Frame& f, int tid) const {
+    this->walk_windows(f, tid, [&](int slot, int named, A grad, const Idx*, const Idx*) {
+      f.named[slot] = named;
+      f.grad[slot] = grad;
+      if (named < 0) return;
+      const int before = atomic_fetch_add(&f.count[named], 1);
+      if (before == 0) f.first[named] = slot;
+      else if (before == 1) f.shared[atomic_fetch_add(f.listed, 1)] = named;
+    });
+  }
+
+  // Phase 2: per listed position, the dy of the windows naming it, summed in row-major window
+  // order over the windows that cover it.
+  PG_HD void sum_shared(const Frame& f, int tid) const {
+    const int L = kLanes ? plan.lanes : 1;
+    const int n = *f.listed;
+    for (int k = tid; k < n; k += plan.threads) {
+      const int at = f.shared[k];
+      int rest = at, lane = 0;
+      if constexpr (kLanes) {
+        rest = plan.by_lanes.div(at);
+        lane = at - rest * L;
+      }
+      int local[kAxes];
+      for (int a = kAxes - 1; a >= 0; --a) {
+        const int next = plan.by_tile[a].div(rest);
+        local[a] = rest - next * plan.tile[a];
+        rest = next;
+      }
+      const int plane = rest;
+      Idx lo[kAxes], hi[kAxes], i[kAxes];
+      for (int a = 0; a < kAxes; ++a) {
+        i[a] = f.i0[a] + local[a];
+        covering(g, a, i[a], &lo[a], &hi[a]);
+      }
+      A acc = A(0);
+      for (Idx oz = lo[0]; oz <= hi[0]; ++oz) {
+        if (tap_along(g, 0, i[0], oz) < 0) continue;
+        for (Idx oy = lo[1]; oy <= hi[1]; ++oy) {
+          if (tap_along(g, 1, i[1], oy) < 0) continue;
+          const int row = ((plane * plan.lay[0] + static_cast<int>(oz - f.o0[0])) * plan.lay[1] +
+                           static_cast<int>(oy - f.o0[1])) * plan.lay[2];
+          for (Idx ox = lo[2]; ox <= hi[2]; ++ox) {
+            const int slot = (row + static_cast<int>(ox - f.o0[2])) * L + lane;
+            if (f.named[slot] == at) acc += f.grad[slot];
+          }
+        }
+      }
+      f.sum[at] = acc;
+    }
+  }
+
+  // Phase 3: dx of the tile, coalesced; every count left zero and the list empty for the next.
+  PG_HD void write(const Frame& f, int tid) const {
+    this->write_tile(f, tid, [&](int slot) {
+      const int n = f.count[slot];
+      f.count[slot] = 0;
+      return n == 0 ? A(0) : n == 1 ? A(0) + f.grad[f.first[slot]] : f.sum[slot];
+    });
+    if (tid == 0) *f.listed = 0;
+  }
+};
+
+struct MaxGatherCounted : MaxVariant<MaxGatherCounted> {
+  static constexpr PoolTraits traits{
+      .name = "max.gather.counted", .op = Op::max, .inputs = Inputs::dy_and_indices, .deterministic = true};
+  // Every window, layout, dtype, index format and type whose one-position tile fits in shared
+  // memory (supports()). Sizes for the fuzz as max.gather.tiled's: on the CPU backend's budget,
+  // several tiles with a partial last one along every axis, several planes per tile, C split
+  // into lane tiles.
+  static Domain domain() {
+    Domain d;
+    d.reach[0] = 8;
+    d.reach[1] = 14;
+    d.reach[2] = 60;
+    d.max_channels = 12;
+    return d;
+  }
+
+  static Support supports(const Problem& p) {
+    MaxTileShape plan;
+    if (!plan_max_counted(p, p.dtype == DType::f64 ? 8 : 4, MaxTileBudget{kMaxTiledSmemBytes, 1, 1, 1, 1}, &plan))
+      return Support::no("window reach too large for a 48 KiB shared-memory tile");
+    return Support::yes();
+  }
+
+  template <class Exec>
+  static void launch_with(const Exec& ex, const Problem& p, const BwdBuffers& b, IndexWidth width) {
+    dispatch_max<false>(p, width, {b.dy, b.indices, b.dx}, [&]<class T, class Idx, int A0, int V>() {
+      MaxTileShape plan;
+      const MaxTileBudget& budget = Exec::is_gpu ? kMaxTiledGpuBudget : kMaxTiledCpuBudget;
+      if (!plan_max_counted(p, sizeof(accum_t<T>), budget, &plan)) throw Error("max.gather.counted: no tile fits");
+      with_bit(p.layout == Layout::channels_last, [&]<int kLanes>() {
+        int64_t tiles;
+        const auto block = make_max_tile_block<MaxCountedBlock<T, Idx, A0, kLanes == 1>>(p, plan, b, &tiles);
+        if (tiles > 0) run_max_tiles(ex, block, tiles);
+      });
+    });
+  }
+};
+
+}  // namespace pg
