@@ -7,7 +7,8 @@
 // last one, one, two and three passes, and both tap loops.
 // max.gather.tiled: the same tiles, planes and lanes, and its bands: several rows of the tile's
 // width with a partial last group, part of a row with a partial last segment, one whole row;
-// tiles of whole channels-first planes (their sums leave as one run), the last group partial.
+// tiles of whole channels-first planes (their sums leave as one run), the last group partial, and
+// those whose windows are read as one run of dy.
 // max.gather.counted: the same tiles, planes and lanes, and tiles of whole channels-first planes.
 // avg.gather.planes: several blocks with a partial last one, several planes per block, each of its
 // sums (runs with the kernel of 3 unrolled, runs of any kernel up to 8, per element with and
@@ -101,11 +102,13 @@ TEST(MaxTiledReach, TheFuzzDrawsEveryTileStructure) {
       if (plan.segments > 1 && plan.tile[2] % plan.band_width != 0) ++seen["bands of part of a row, the last partial"];
       if (plan.band_rows == 1 && plan.segments == 1) ++seen["bands of one whole row"];
       if (plan.whole_planes) ++seen[outer % plan.planes != 0 ? "whole-plane tiles, the last group partial" : "whole-plane tiles"];
+      if (plan.window_run) ++seen["windows read as one run of dy"];
     }
   });
   ASSERT_TRUE(ok);
   expect_each_reached(seen, cases, {"bands of several rows, the last partial", "bands of part of a row, the last partial",
-                                    "bands of one whole row", "whole-plane tiles", "whole-plane tiles, the last group partial"});
+                                    "bands of one whole row", "whole-plane tiles", "whole-plane tiles, the last group partial",
+                                    "windows read as one run of dy"});
 }
 
 TEST(MaxCountedReach, TheFuzzDrawsEveryTileStructure) {
@@ -122,10 +125,12 @@ TEST(MaxCountedReach, TheFuzzDrawsEveryTileStructure) {
       count_tiles(p, plan.tile, plan.planes, plan.lanes, seen);
       const int64_t outer = p.layout == Layout::channels_last ? p.n : p.n * p.c;
       if (plan.whole_planes) ++seen[outer % plan.planes != 0 ? "whole-plane tiles, the last group partial" : "whole-plane tiles"];
+      if (plan.window_run) ++seen["windows read as one run of dy"];
     }
   });
   ASSERT_TRUE(ok);
-  expect_each_reached(seen, cases, {"whole-plane tiles", "whole-plane tiles, the last group partial"});
+  expect_each_reached(seen, cases,
+                      {"whole-plane tiles", "whole-plane tiles, the last group partial", "windows read as one run of dy"});
 }
 
 // 1,000 draws: the run paths take stride-1 W axes only (about one in

@@ -94,7 +94,7 @@ struct MaxCountedBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape> {
   // Phase 1: per laid-out window and lane, the position it names and its dy; per position, the
   // count of windows naming it, the slot of the first to arrive, and the list of shared ones.
   PG_HD void load(const Frame& f, int tid) const {
-    this->walk_windows(f, tid, [&](int slot, int named, A grad, const Idx*, const Idx*) {
+    this->walk_windows(f, tid, [&](int slot, int named, A grad) {
       f.named[slot] = named;
       f.grad[slot] = grad;
       if (named < 0) return;

@@ -122,7 +122,7 @@ struct MaxTiledBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTilePlan> {
   // Phase 1: per laid-out window and lane, the slot of the sum its stored index names (what the
   // gather compares and adds to), and its dy.
   PG_HD void load(const Frame& f, int tid) const {
-    this->walk_windows(f, tid, [&](int slot, int named, A grad, const Idx*, const Idx*) {
+    this->walk_windows(f, tid, [&](int slot, int named, A grad) {
       f.named[slot] = named;
       f.grad[slot] = grad;  // read only where named is a band position
     });
