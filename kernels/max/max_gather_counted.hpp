@@ -128,21 +128,17 @@ struct MaxCountedBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape> {
         i[a] = f.i0[a] + local[a];
         covering(g, a, i[a], &lo[a], &hi[a]);
       }
-      // A window that names the position has it as a tap (the walk's decode checks it), so
-      // along W, without dilation, every covering window is compared without a tap test.
-      const int w_first = static_cast<int>(lo[2] - f.o0[2]), w_count = static_cast<int>(hi[2] - lo[2]) + 1;
-      const bool every_w = g.d[2] == 1;
       A acc = A(0);
       for (Idx oz = lo[0]; oz <= hi[0]; ++oz) {
         if (tap_along(g, 0, i[0], oz) < 0) continue;
         for (Idx oy = lo[1]; oy <= hi[1]; ++oy) {
           if (tap_along(g, 1, i[1], oy) < 0) continue;
-          const int row = (((plane * plan.lay[0] + static_cast<int>(oz - f.o0[0])) * plan.lay[1] +
-                            static_cast<int>(oy - f.o0[1])) * plan.lay[2] + w_first) * L + lane;
-          const int* named = f.named + row;
-          const A* grad = f.grad + row;
-          for (int j = 0; j < w_count; ++j)
-            if ((every_w || tap_along(g, 2, i[2], lo[2] + j) >= 0) && named[j * L] == at) acc += grad[j * L];
+          const int row = ((plane * plan.lay[0] + static_cast<int>(oz - f.o0[0])) * plan.lay[1] +
+                           static_cast<int>(oy - f.o0[1])) * plan.lay[2];
+          for (Idx ox = lo[2]; ox <= hi[2]; ++ox) {
+            const int slot = (row + static_cast<int>(ox - f.o0[2])) * L + lane;
+            if (f.named[slot] == at) acc += f.grad[slot];
+          }
         }
       }
       f.sum[at] = acc;
