@@ -15,6 +15,9 @@
 namespace pg {
 
 std::vector<Variant> cpu_max_variants();
+// The CPU max variants that have an int64 path, each launching it on every problem (the tests
+// reach the > 2^31-element arithmetic on small problems without instantiating the kernels again).
+std::vector<Variant> cpu_max_variants_int64();
 std::vector<Variant> cpu_avg_variants();
 std::vector<Variant> gpu_max_variants();
 std::vector<Variant> gpu_avg_variants();

@@ -13,6 +13,7 @@
 
 #include "tests/backend_main.hpp"
 #include "kernels/common/exec.hpp"
+#include "kernels/exports.hpp"
 #include "kernels/max/max_direct.hpp"
 #include "kernels/max/max_dispatch.hpp"
 #include "kernels/max/max_gather_counted.hpp"
@@ -275,23 +276,19 @@ TEST(MaxKernels, HugeProblemsTakeTheInt64Path) {
   EXPECT_FALSE(uses_int32(small, IndexWidth::wide));
 }
 
-// The CPU backend's launch with int64 arithmetic forced, under the variant's own name.
-template <class V>
-Variant forced_wide() {
-  Variant v = *find_variant(V::traits.name);
-  v.launch_cpu = [](Backend&, const Problem& p, const BwdBuffers& b) { V::launch_with(CpuExec{}, p, b, IndexWidth::wide); };
-  return v;
-}
-
 TEST(MaxKernels, Int64PathMatchesOnSmallProblems) {
   if (test::backend().kind() != BackendKind::cpu) GTEST_SKIP() << "forcing int64 arithmetic is a CPU-backend knob";
   Backend& b = test::backend();
-  const std::vector<Variant> wide = {forced_wide<MaxScatterStored>(), forced_wide<MaxGatherStored>(),
-                                     forced_wide<MaxGatherStoredRun>(),
-                                     forced_wide<MaxScatterRecompute>(), forced_wide<MaxGatherRecompute>(),
-                                     forced_wide<MaxDirectStored>(), forced_wide<MaxDirectRecompute>(),
-                                     forced_wide<MaxGatherStream>(), forced_wide<MaxGatherTiled>(),
-                                     forced_wide<MaxGatherCounted>()};
+  // The kernel library's CPU launches with int64 arithmetic forced, under each variant's own name.
+  const std::vector<Variant> wide = cpu_max_variants_int64();
+  std::vector<std::string> names;
+  for (const Variant& v : wide) names.push_back(v.name);
+  std::sort(names.begin(), names.end());
+  const std::vector<std::string> expected = {"max.direct.recompute", "max.direct.stored", "max.gather.counted",
+                                             "max.gather.recompute", "max.gather.stored", "max.gather.stored.run",
+                                             "max.gather.stream",    "max.gather.tiled",  "max.scatter.recompute",
+                                             "max.scatter.stored"};
+  ASSERT_EQ(names, expected) << "every max variant with an int64 path is listed";
   for (Problem p : {make(3, 2, 3, {5, 6, 7}, {3, 2, 3}, {2, 1, 2}, {1, 1, 1}, {1, 0, 1}),
                     make(2, 2, 4, {8, 6}, {2, 2}, {2, 2}, {0, 0}, {0, 0}),
                     make(3, 2, 3, {4, 35, 9}, {3, 3, 3}, {1, 1, 1}, {1, 0, 1}, {0, 1, 1})})
@@ -579,16 +576,20 @@ TEST(MaxKernels, LaunchThrowsInsteadOfFallingBack) {
     }
     return "";
   };
-  const std::string unaligned = message([&] { MaxGatherFixedCl::launch(CpuExec{}, p, b); });
+  // The registered CPU launches call the variants' launch() directly, with no supports() before it.
+  Backend& backend = test::backend();
+  for (const char* name : {"max.gather.fixed.cl", "max.gather.stored.run"}) ASSERT_NE(find_variant(name), nullptr) << name;
+  const auto launch = [&](const char* name, const Problem& q) { find_variant(name)->launch_cpu(backend, q, b); };
+  const std::string unaligned = message([&] { launch("max.gather.fixed.cl", p); });
   EXPECT_NE(unaligned.find("max.gather.fixed.cl"), std::string::npos) << unaligned;
   EXPECT_NE(unaligned.find("dx is not 16-byte aligned"), std::string::npos) << unaligned;
   b.dx = dx;
   Problem f64 = p;
   f64.dtype = DType::f64;
-  const std::string outside = message([&] { MaxGatherFixedCl::launch(CpuExec{}, f64, b); });
+  const std::string outside = message([&] { launch("max.gather.fixed.cl", f64); });
   EXPECT_NE(outside.find("max.gather.fixed.cl"), std::string::npos) << outside;
   EXPECT_NE(outside.find("dtype"), std::string::npos) << outside;
-  const std::string cl_run = message([&] { MaxGatherStoredRun::launch(CpuExec{}, p, b); });
+  const std::string cl_run = message([&] { launch("max.gather.stored.run", p); });
   EXPECT_NE(cl_run.find("max.gather.stored.run"), std::string::npos) << cl_run;
 }
 

@@ -10,10 +10,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD_DIR:-build-sanitize}
 if [ ! -f "$build/build.ninja" ]; then
-  # debugoptimized: -O2 keeps the kernel tests' running time near the release build's; the
-  # sanitizers need no -O0. b_lundef=false: Meson requires it with b_sanitize on clang, harmless on g++.
-  meson setup "$build" -Dgpu=none -Damd_check=disabled -Dbuildtype=debugoptimized -Db_ndebug=false \
-    -Db_sanitize=address,undefined -Db_lundef=false -Dcpp_args=-fno-sanitize-recover=undefined
+  # -O1 with line tables (-g1), ASan's own advice: the max kernels' unit compiles in 355 s instead
+  # of 658 s at debugoptimized's -O2 -g (2026-11-27), and reports still name file and line.
+  # b_lundef=false: Meson requires it with b_sanitize on clang, harmless on g++.
+  meson setup "$build" -Dgpu=none -Damd_check=disabled -Doptimization=1 -Ddebug=false -Db_ndebug=false \
+    -Db_sanitize=address,undefined -Db_lundef=false -Dcpp_args='-g1 -fno-sanitize-recover=undefined'
 fi
 ninja -C "$build"
 exec meson test -C "$build" --suite cpu --setup sanitize --print-errorlogs "$@"
