@@ -1,5 +1,5 @@
-// max.gather.recompute: one work item per input element visits the windows whose span
-// covers it, recomputes each one's maximum from x, and sums dy where the maximum is this
+// max.gather.recompute: one work item per input element visits the windows holding it
+// (for_each_window_of), recomputes each one's maximum from x, and sums dy where the maximum is this
 // element. Deterministic, no atomics, every dx element written exactly once; it re-reads x
 // (taps x covering windows per element), so it suits small windows.
 #pragma once
@@ -21,32 +21,30 @@ struct MaxGatherRecomputeItem {
 
   PG_HD void operator()(Idx e) const {
     const Site<Idx> st = locate_input<A0, V>(g, e);
-    Idx lo[kAxes] = {0, 0, 0}, hi[kAxes] = {0, 0, 0};
-    for (int a = A0; a < kAxes; ++a) covering(g, a, st.q[a], &lo[a], &hi[a]);
     accum_t<T> acc[V] = {};
-    for (Idx o0 = lo[0]; o0 <= hi[0]; ++o0) {
-      if (A0 == 0 && tap_along(g, 0, st.q[0], o0) < 0) continue;
-      for (Idx o1 = lo[1]; o1 <= hi[1]; ++o1) {
-        if (tap_along(g, 1, st.q[1], o1) < 0) continue;
-        for (Idx o2 = lo[2]; o2 <= hi[2]; ++o2) {
-          if (tap_along(g, 2, st.q[2], o2) < 0) continue;
-          const Idx o[kAxes] = {o0, o1, o2};
-          Idx winner[V];
-          window_argmax<A0, V>(g, x, st.in_base, o, winner);
-          bool match[V], any = false;
+    auto along_w = [&](Idx o0, Idx o1) {
+      for_each_window_of(g, 2, st.q[2], [&](Idx o2, Idx) {
+        const Idx o[kAxes] = {o0, o1, o2};
+        Idx winner[V];
+        window_argmax<A0, V>(g, x, st.in_base, o, winner);
+        bool match[V], any = false;
 #pragma unroll
-          for (int j = 0; j < V; ++j) {
-            match[j] = winner[j] == st.lin;
-            any = any || match[j];
-          }
-          if (!any) continue;
-          const Pack<T, V> grad = load_pack<V>(dy, st.out_base + out_lin(g, o) * g.step);
-#pragma unroll
-          for (int j = 0; j < V; ++j)
-            if (match[j]) acc[j] += to_float(grad.v[j]);
+        for (int j = 0; j < V; ++j) {
+          match[j] = winner[j] == st.lin;
+          any = any || match[j];
         }
-      }
-    }
+        if (!any) return;
+        const Pack<T, V> grad = load_pack<V>(dy, st.out_base + out_lin(g, o) * g.step);
+#pragma unroll
+        for (int j = 0; j < V; ++j)
+          if (match[j]) acc[j] += to_float(grad.v[j]);
+      });
+    };
+    auto along_hw = [&](Idx o0, Idx) {
+      for_each_window_of(g, 1, st.q[1], [&](Idx o1, Idx) { along_w(o0, o1); });
+    };
+    if (A0 == 0) for_each_window_of(g, 0, st.q[0], along_hw);
+    else along_hw(0, 0);
     Pack<T, V> out;
 #pragma unroll
     for (int j = 0; j < V; ++j) out.v[j] = from_accum<T>(acc[j]);

@@ -1,5 +1,5 @@
 // max.gather.stored: one work item per input element (channels-last: per 16-byte pack of
-// channels when C and the buffers allow) visits only the windows whose span covers it and sums
+// channels when C and the buffers allow) visits only the windows holding it (for_each_window_of) and sums
 // dy where the window's stored index names it. Deterministic (fixed summation order), no
 // atomics, and every dx element is written exactly once, so there is no zeroing pass. PyTorch's
 // 2D CUDA max-pool backward works this way. It takes every problem; the variants beside it
@@ -22,42 +22,37 @@ struct MaxGatherStoredItem {
 
   PG_HD void operator()(Idx e) const {
     const Site<Idx> st = locate_input<A0, V>(g, e);
-    Idx lo[kAxes] = {0, 0, 0}, hi[kAxes] = {0, 0, 0};
-    for (int a = A0; a < kAxes; ++a) covering(g, a, st.q[a], &lo[a], &hi[a]);
     // The index a window stores when it picked this element; window format varies per window.
     int64_t mine[V];
 #pragma unroll
     for (int j = 0; j < V; ++j) mine[j] = encode_position(g, st.q, st.lin, st.nc + j);
     const bool per_window = g.format == IndexFormat::window;
     accum_t<T> acc[V] = {};
-    for (Idx o0 = lo[0]; o0 <= hi[0]; ++o0) {
-      const Idx t0 = A0 == 0 ? tap_along(g, 0, st.q[0], o0) : 0;
-      if (t0 < 0) continue;
-      for (Idx o1 = lo[1]; o1 <= hi[1]; ++o1) {
-        const Idx t1 = tap_along(g, 1, st.q[1], o1);
-        if (t1 < 0) continue;
-        const Idx row = (o0 * g.out[1] + o1) * g.out[2];
-        for (Idx o2 = lo[2]; o2 <= hi[2]; ++o2) {
-          const Idx t2 = tap_along(g, 2, st.q[2], o2);
-          if (t2 < 0) continue;
-          const Idx at = st.out_base + (row + o2) * g.step;
-          int64_t stored[V];
-          load_indices<V>(indices, g.index_type, at, stored);
-          const int64_t tap = (t0 * g.k[1] + t1) * g.k[2] + t2;
-          bool match[V], any = false;
+    auto along_w = [&](Idx o0, Idx t0, Idx o1, Idx t1) {
+      const Idx row = (o0 * g.out[1] + o1) * g.out[2];
+      for_each_window_of(g, 2, st.q[2], [&](Idx o2, Idx t2) {
+        const Idx at = st.out_base + (row + o2) * g.step;
+        int64_t stored[V];
+        load_indices<V>(indices, g.index_type, at, stored);
+        const int64_t tap = (t0 * g.k[1] + t1) * g.k[2] + t2;
+        bool match[V], any = false;
 #pragma unroll
-          for (int j = 0; j < V; ++j) {
-            match[j] = stored[j] == (per_window ? tap : mine[j]);
-            any = any || match[j];
-          }
-          if (!any) continue;
-          const Pack<T, V> grad = load_pack<V>(dy, at);
-#pragma unroll
-          for (int j = 0; j < V; ++j)
-            if (match[j]) acc[j] += to_float(grad.v[j]);
+        for (int j = 0; j < V; ++j) {
+          match[j] = stored[j] == (per_window ? tap : mine[j]);
+          any = any || match[j];
         }
-      }
-    }
+        if (!any) return;
+        const Pack<T, V> grad = load_pack<V>(dy, at);
+#pragma unroll
+        for (int j = 0; j < V; ++j)
+          if (match[j]) acc[j] += to_float(grad.v[j]);
+      });
+    };
+    auto along_hw = [&](Idx o0, Idx t0) {
+      for_each_window_of(g, 1, st.q[1], [&](Idx o1, Idx t1) { along_w(o0, t0, o1, t1); });
+    };
+    if (A0 == 0) for_each_window_of(g, 0, st.q[0], along_hw);
+    else along_hw(0, 0);
     Pack<T, V> out;
 #pragma unroll
     for (int j = 0; j < V; ++j) out.v[j] = from_accum<T>(acc[j]);

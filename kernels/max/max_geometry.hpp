@@ -151,6 +151,33 @@ PG_HD Idx tap_along(const MaxGeom<Idx>& g, int a, Idx q, Idx o) {
   return k * g.d[a] == t ? k : -1;
 }
 
+// Calls f(o, j) for each window o along axis a of which input coordinate q is tap j, in
+// ascending o. An undilated axis walks the covering span: every window there holds q. A dilated
+// one walks q's possible taps from the last (ascending o), so that only the windows holding q
+// are visited, k at most, instead of the span's reach / stride + 1 windows with a division
+// each (TCN's k3 d4 s1: 3 instead of 9).
+template <class Idx, class F>
+PG_HD void for_each_window_of(const MaxGeom<Idx>& g, int a, Idx q, F&& f) {
+  const Idx t = q + g.pb[a];
+  if (g.d[a] == 1) {
+    Idx lo, hi;
+    covering(g, a, q, &lo, &hi);
+    for (Idx o = lo; o <= hi; ++o) f(o, t - o * g.s[a]);
+    return;
+  }
+  Idx j = g.d_div[a].div(t);
+  if (j > g.k[a] - 1) j = g.k[a] - 1;
+  for (Idx u = t - j * g.d[a]; j >= 0; --j, u += g.d[a]) {
+    Idx o = u;
+    if (g.s[a] != 1) {
+      o = g.s_div[a].div(u);
+      if (o * g.s[a] != u) continue;
+    }
+    if (o >= g.out[a]) return;  // o only grows from here
+    f(o, j);
+  }
+}
+
 // Start coordinate of window o along axis a and its taps inside the input: [*klo, *khi).
 template <class Idx>
 PG_HD Idx inside_taps(const MaxGeom<Idx>& g, int a, Idx o, Idx* klo, Idx* khi) {
