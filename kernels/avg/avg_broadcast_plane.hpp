@@ -194,7 +194,7 @@ struct AvgBroadcastPlane : VariantDefaults {
         constexpr bool kChannelsLast = decltype(channels_last)::value;
         constexpr int W = decltype(vec)::value;
         ex.template for_each<Idx>(p.in_elems() / W, AvgBroadcastPlaneBody<T, Idx, kChannelsLast, W, decltype(whole)::value>{
-            win, static_cast<Idx>(p.c), Divider<Idx>(static_cast<Idx>(p.c)), plane, Divider<Idx>(plane > 0 ? plane : 1),
+            win, static_cast<Idx>(p.c), Divider<Idx>(static_cast<Idx>(p.c)), plane, Divider<Idx>(plane),
             plane_window_divisor<A>(p), static_cast<const T*>(b.dy), static_cast<T*>(b.dx)});
       };
       auto run_packed = [&](auto channels_last) {
