@@ -274,14 +274,15 @@ TEST(MaxKernels, Int64PathMatchesOnSmallProblems) {
   std::vector<std::string> names;
   for (const Variant& v : wide) names.push_back(v.name);
   std::sort(names.begin(), names.end());
-  const std::vector<std::string> expected = {"max.direct.recompute", "max.direct.stored", "max.gather.counted",
-                                             "max.gather.recompute", "max.gather.stored", "max.gather.stored.run",
-                                             "max.gather.stream",    "max.gather.tiled",  "max.scatter.recompute",
-                                             "max.scatter.stored"};
+  const std::vector<std::string> expected = {
+      "max.direct.recompute", "max.direct.stored", "max.gather.counted", "max.gather.recompute",  "max.gather.rows",
+      "max.gather.stored",    "max.gather.stored.run", "max.gather.stream", "max.gather.tiled", "max.scatter.recompute",
+      "max.scatter.stored"};
   ASSERT_EQ(names, expected) << "every max variant with an int64 path is listed";
   for (Problem p : {make(3, 2, 3, {5, 6, 7}, {3, 2, 3}, {2, 1, 2}, {1, 1, 1}, {1, 0, 1}),
                     make(2, 2, 4, {8, 6}, {2, 2}, {2, 2}, {0, 0}, {0, 0}),
-                    make(3, 2, 3, {4, 35, 9}, {3, 3, 3}, {1, 1, 1}, {1, 0, 1}, {0, 1, 1})})
+                    make(3, 2, 3, {4, 35, 9}, {3, 3, 3}, {1, 1, 1}, {1, 0, 1}, {0, 1, 1}),
+                    make(1, 2, 3, {29}, {3}, {1}, {1}, {1}, {4})})
     for (Layout layout : {Layout::channels_first, Layout::channels_last})
       for (IndexFormat f : {IndexFormat::plane, IndexFormat::global_col, IndexFormat::window}) {
         p.layout = layout;

@@ -8,6 +8,7 @@
 #include "kernels/max/max_gather_fixed_cf.hpp"
 #include "kernels/max/max_gather_fixed_cl.hpp"
 #include "kernels/max/max_gather_recompute.hpp"
+#include "kernels/max/max_gather_rows.hpp"
 #include "kernels/max/max_gather_stored.hpp"
 #include "kernels/max/max_gather_stored_run.hpp"
 #include "kernels/max/max_gather_stream.hpp"
@@ -27,6 +28,7 @@ using MaxVariants = VariantList<MaxScatterStored,
                                 MaxGatherStream,
                                 MaxGatherTiled,
                                 MaxGatherCounted,
+                                MaxGatherRows,
                                 MaxScatterRecompute,
                                 MaxGatherRecompute,
                                 MaxDirectStored,

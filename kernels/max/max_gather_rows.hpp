@@ -1,0 +1,202 @@
+// max.gather.rows: max-pool backward from stored indices for 1D problems (channels-first: every
+// (n, c) row contiguous), any kernel, stride, dilation, padding, ceil mode, dtype, index format
+// and type, over segments of a row.
+//
+// Why: on long 1D rows (TCN's dilated k3 d4 over 4,096, SoundNet's k8 s8 over 110,250) the
+// per-element gather waits for an index and then for its dy, one element per thread, and the
+// run and tile variants read a window's index once per covering run or walk N-D tiles: 42-67% of
+// the copy ceiling, TCN 1.34x PyTorch. A row is one contiguous range of dy and indices and one of
+// dx, so here a block owns a segment of a row:
+//   1. loads the windows that hold any of its positions, consecutive threads on consecutive
+//      windows, a batch of loads in flight per thread: each stored index decoded and checked (a
+//      tap of its window, as every variant checks it) and kept as the segment-local position it
+//      names (-1 outside the segment), with its dy, in shared memory;
+//   2. each dx position of the segment, consecutive threads on consecutive positions, sums dy
+//      over the windows holding it (for_each_window_of: ascending windows, a dilated axis by its
+//      taps) where the window names it, and is written once, coalesced.
+// Deterministic (each element summed by one thread in ascending window order, as
+// max.gather.stored sums it: bitwise the same), no atomics, no zeroing pass over dx.
+//
+// The CPU backend runs the same phases with emulated threads and a small segment
+// (kRowsCpuPlan), so fuzz-sized rows span several segments with a partial last one.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/common/divider.hpp"
+#include "kernels/common/exec.hpp"
+#include "kernels/common/numeric.hpp"
+#include "kernels/common/require.hpp"
+#include "kernels/max/max_dispatch.hpp"
+#include "kernels/max/max_geometry.hpp"
+#include "kernels/max/max_tile_walk.hpp"
+
+namespace pg {
+
+// Segment shape: threads per block and dx positions per thread (a segment is their product).
+struct MaxRowsShape {
+  int threads, per_thread;
+};
+inline constexpr MaxRowsShape kRowsGpuShape{kMaxTiledThreads, 4};
+inline constexpr MaxRowsShape kRowsCpuPlan{3, 2};
+// Window loads each thread has in flight before it decodes any.
+inline constexpr int kRowsLoadBatch = 4;
+
+struct MaxRowsPlan {
+  int threads, per_thread, segment;  // segment: dx positions per block
+  int windows;                       // the most windows that hold a position of one segment
+  size_t bytes;                      // shared memory: per window its named position and dy
+};
+
+// The plan for `shape`, shrinking positions per thread until the windows fit 48 KiB; false when
+// not even one position per thread does.
+inline bool plan_max_rows(const Problem& p, size_t accum_size, MaxRowsShape shape, MaxRowsPlan* plan) {
+  const int64_t reach = p.effective_kernel(2) - 1, stride = p.stride[2];
+  for (int per = shape.per_thread; per >= 1; --per) {
+    const int64_t segment = int64_t{shape.threads} * per;
+    const int64_t windows = (segment - 1 + reach) / stride + 1;
+    const int64_t bytes = windows * static_cast<int64_t>(sizeof(int32_t) + accum_size);
+    if (bytes <= static_cast<int64_t>(kMaxTiledSmemBytes)) {
+      *plan = MaxRowsPlan{shape.threads, per, static_cast<int>(segment), static_cast<int>(windows),
+                          static_cast<size_t>(bytes)};
+      return true;
+    }
+  }
+  return false;
+}
+
+template <class T, class Idx>
+struct MaxRowsBlock {
+  using Value = T;
+  using Index = Idx;
+  using A = accum_t<T>;
+  static constexpr int kPhases = 2;
+
+  MaxGeom<Idx> g;
+  MaxRowsPlan plan;
+  Divider<Idx> by_segments;  // segments per row
+  const T* dy;
+  const void* indices;
+  T* dx;
+
+  struct Frame {
+    Idx nc, x0, o_lo;
+    int len, windows;  // dx positions of this segment, and windows loaded
+    int32_t* named;    // per window: the segment-local position its index names, or -1
+    A* grad;           // per window: its dy
+  };
+
+  PG_HD Frame frame(Idx tile, unsigned char* smem) const {
+    Frame f;
+    f.nc = by_segments.div(tile);
+    f.x0 = (tile - f.nc * static_cast<Idx>(by_segments.divisor)) * plan.segment;
+    const Idx left = g.in[2] - f.x0;
+    f.len = left < plan.segment ? static_cast<int>(left) : plan.segment;
+    Idx lo, hi, unused;
+    covering(g, 2, f.x0, &lo, &unused);
+    covering(g, 2, f.x0 + f.len - 1, &unused, &hi);
+    f.o_lo = lo;
+    f.windows = hi >= lo ? static_cast<int>(hi - lo + 1) : 0;
+    // The grads first: 8-byte accumulators stay aligned.
+    f.grad = reinterpret_cast<A*>(smem);
+    f.named = reinterpret_cast<int32_t*>(smem + sizeof(A) * plan.windows);
+    return f;
+  }
+
+  PG_HD void start(const Frame&, int) const {}
+
+  PG_HD void phase(int i, const Frame& f, int tid) const {
+    if (i == 0) load(f, tid);
+    else sum(f, tid);
+  }
+
+  // Phase 1: the segment's windows, kRowsLoadBatch loads in flight per thread.
+  PG_HD void load(const Frame& f, int tid) const {
+    const Idx row = f.nc * g.out_plane + f.o_lo;
+    for (int base = tid; base < f.windows; base += kRowsLoadBatch * plan.threads) {
+      int64_t stored[kRowsLoadBatch];
+      A grad[kRowsLoadBatch];
+#pragma unroll
+      for (int b = 0; b < kRowsLoadBatch; ++b) {
+        const int w = base + b * plan.threads;
+        if (w < f.windows) {
+          load_indices<1>(indices, g.index_type, row + w, &stored[b]);
+          grad[b] = to_float(dy[row + w]);
+        }
+      }
+#pragma unroll
+      for (int b = 0; b < kRowsLoadBatch; ++b) {
+        const int w = base + b * plan.threads;
+        if (w >= f.windows) break;
+        const Idx o[kAxes] = {0, 0, f.o_lo + w};
+        Idx q[kAxes];
+        const bool named = decode_index_at<2>(g, stored[b], f.nc, o, q) && q[2] >= f.x0 && q[2] - f.x0 < f.len;
+        f.named[w] = named ? static_cast<int32_t>(q[2] - f.x0) : -1;
+        f.grad[w] = grad[b];
+      }
+    }
+  }
+
+  // Phase 2: each position sums the windows naming it, in ascending window order.
+  PG_HD void sum(const Frame& f, int tid) const {
+    const Idx at = f.nc * g.in_plane + f.x0;
+    for (int k = 0; k < plan.per_thread; ++k) {
+      const int x = tid + k * plan.threads;
+      if (x >= f.len) break;
+      A acc = A(0);
+      for_each_window_of(g, 2, f.x0 + x, [&](Idx o, Idx) {
+        const int w = static_cast<int>(o - f.o_lo);
+        if (f.named[w] == x) acc += f.grad[w];
+      });
+      dx[at + x] = from_accum<T>(acc);
+    }
+  }
+};
+
+struct MaxGatherRows : MaxVariant<MaxGatherRows> {
+  static constexpr PoolTraits traits{
+      .name = "max.gather.rows", .op = Op::max, .inputs = Inputs::dy_and_indices, .deterministic = true};
+  // 1D, channels-first, every window, dtype, index format and type whose one-position-per-thread
+  // segment's windows fit in shared memory (supports()). Rows up to several CPU segments long
+  // with a partial last one.
+  static Domain domain() {
+    Domain d;
+    d.min_dims = d.max_dims = 1;
+    d.layouts = {Layout::channels_first};
+    d.reach[2] = 40;
+    return d;
+  }
+
+  static Support supports(const Problem& p) {
+    MaxRowsPlan plan;
+    if (!plan_max_rows(p, p.dtype == DType::f64 ? 8 : 4, MaxRowsShape{kRowsGpuShape.threads, 1}, &plan))
+      return Support::no("window reach too large: a segment's windows must fit 48 KiB of shared memory");
+    return Support::yes();
+  }
+
+  template <class Exec>
+  static void launch_with(const Exec& ex, const Problem& p, const BwdBuffers& b, IndexWidth width) {
+    require_supported<MaxGatherRows>(p);
+    with_dtype(p.dtype, [&](auto tag) {
+      using T = decltype(tag);
+      auto run = [&]<class Idx>() {
+        MaxRowsBlock<T, Idx> block;
+        if (!plan_max_rows(p, sizeof(accum_t<T>), Exec::is_gpu ? kRowsGpuShape : kRowsCpuPlan, &block.plan))
+          throw Error("max.gather.rows: no segment fits");
+        block.g = make_max_geom<Idx>(p, 1);
+        const int64_t segments = (p.in[2] + block.plan.segment - 1) / block.plan.segment;
+        block.by_segments = Divider<Idx>(segments);
+        block.dy = static_cast<const T*>(b.dy);
+        block.indices = b.indices;
+        block.dx = static_cast<T*>(b.dx);
+        const int64_t tiles = p.n * p.c * segments;
+        if (tiles > 0) run_max_tiles(ex, block, tiles);
+      };
+      if (uses_int32(p, width)) run.template operator()<int32_t>();
+      else run.template operator()<int64_t>();
+    });
+  }
+};
+
+}  // namespace pg
