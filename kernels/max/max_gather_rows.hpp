@@ -118,23 +118,6 @@ struct MaxRowsBlock {
     else sum(f, tid);
   }
 
-  // The row position that stored index v of window o names, or -1 when it names none of the
-  // window's taps: decode_index_at for a row, where a plane is W long and the global formats
-  // both count from the row's origin (no division to find the position).
-  PG_HD int64_t named_position(int64_t v, Idx nc, Idx o) const {
-    const int64_t start = static_cast<int64_t>(o) * g.s[2] - g.pb[2];
-    int64_t x;
-    if (g.format == IndexFormat::window) {
-      if (v < 0 || v >= g.k[2]) return -1;
-      x = start + v * g.d[2];
-    } else {
-      x = g.format == IndexFormat::plane ? v : v - static_cast<int64_t>(nc) * g.in_plane;
-      const int64_t t = x - start;
-      if (t < 0 || t > g.reach[2] || (g.d[2] != 1 && g.d_div[2].mod(static_cast<Idx>(t)) != 0)) return -1;
-    }
-    return x >= 0 && x < g.in[2] ? x : -1;
-  }
-
   // Phase 1: the segment's windows, kRowsLoadBatch loads in flight per thread.
   PG_HD void load(const Frame& f, int tid) const {
     const Idx row = f.nc * g.out_plane + f.o_lo;
@@ -153,8 +136,10 @@ struct MaxRowsBlock {
       for (int b = 0; b < kRowsLoadBatch; ++b) {
         const int w = base + b * plan.threads;
         if (w >= f.windows) break;
-        const int64_t x = named_position(stored[b], f.nc, f.o_lo + w);
-        f.named[w] = x >= f.x0 && x - f.x0 < f.len ? static_cast<int32_t>(x - f.x0) : -1;
+        const Idx o[kAxes] = {0, 0, f.o_lo + w};
+        Idx q[kAxes];
+        const bool named = decode_index_at<2>(g, stored[b], f.nc, o, q) && q[2] >= f.x0 && q[2] - f.x0 < f.len;
+        f.named[w] = named ? static_cast<int32_t>(q[2] - f.x0) : -1;
         f.grad[w] = grad[b];
       }
     }
