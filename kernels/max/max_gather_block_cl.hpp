@@ -41,6 +41,14 @@ inline constexpr bool kClDyOnMatch = true;
 // twice the index registers (H100, 2026-11-26, resnet50 stem (32,64,112,112) k3s2p1 CL bf16: 8
 // channels 0.0819 ms, 4 channels 0.0689; the f32 row unchanged at 0.0674).
 inline constexpr int kClChannels = 4;
+// Launch bounds (minimum blocks of 256 threads per multiprocessor): without any, nvcc gave the
+// 16-bit items 85 registers, two blocks per multiprocessor (25% occupancy, no eligible warp half
+// the cycles: ncu, X3D stem). H100, 2026-11-27 (bench/results/2026-11-27_h100_launch_bounds.md),
+// none / thread bound only / 3 / 4 blocks: resnet50 stem CL bf16 0.0688 / 0.0687 / 0.0586 /
+// 0.0553 ms, X3D stem CL bf16 0.0864 / 0.0958 / 0.0774 / 0.0788, (16,128,80,80) CL f16 0.0297 /
+// 0.0291 / 0.0314 / 0.0283; resnet50 stem CL f32 0.0673 / 0.0645 / 0.0646 / 0.0743.
+template <class T>
+inline constexpr int kClLaunchBounds = sizeof(T) == 2 ? 4 : 0;
 
 // Channels-last: V channels of a strip of one D slice, B rows by L pairs of B positions along
 // W, one pack of dx stored per position. kCopyD: D (A0 == 0) is a copy axis.
@@ -227,7 +235,7 @@ struct MaxGatherBlockCl : VariantDefaults {
               item.rows_div = Divider<int32_t>(rows);
               item.depth_div = Divider<int32_t>(p.in[0]);
               item.c = static_cast<int32_t>(p.c);
-              ex.template for_each<int32_t>(p.n * p.in[0] * rows * strips * groups, item);
+              ex.template for_each<int32_t, kClLaunchBounds<T>>(p.n * p.in[0] * rows * strips * groups, item);
             });
           });
         });

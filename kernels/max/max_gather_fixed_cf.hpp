@@ -24,6 +24,13 @@
 
 namespace pg {
 
+// Launch bounds (minimum blocks of 256 threads per multiprocessor) by stride: stride-1 items hold
+// the widest box of windows. H100, 2026-11-27 (bench/results/2026-11-27_h100_launch_bounds.md),
+// none / 3 blocks: GoogLeNet's k3s1p1 (32,480,28,28) 0.0975 / 0.0939 ms, (32,256,35,35) k3s1p1
+// f16 0.0786 / 0.0760; the stride-2 rows within -2% to +2% of none either way, so they keep none.
+template <int S>
+inline constexpr int kFixedCfLaunchBounds = S == 1 ? 3 : kNoLaunchBounds;
+
 // PH = pad_begin along W modulo S. Runs start at multiples of R (a multiple of S), so PH fixes
 // where each window of the run's box starts relative to the run (AlongW). kCopyD: D (A0 == 0)
 // is a copy axis.
@@ -170,7 +177,7 @@ struct MaxGatherFixedCf : VariantDefaults {
                   item.groups_div = Divider<int32_t>(groups);
                   item.depth_div = Divider<int32_t>(p.in[0]);
                   item.packed_store = p.in[2] % R == 0 && aligned16(b.dx);
-                  ex.template for_each<int32_t>(p.in_elems() / (p.in[1] * p.in[2]) * groups * per_row, item);
+                  ex.template for_each<int32_t, kFixedCfLaunchBounds<S>>(p.in_elems() / (p.in[1] * p.in[2]) * groups * per_row, item);
                 }
               });
             });
