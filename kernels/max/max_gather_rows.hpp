@@ -22,7 +22,7 @@
 // stored.run where strides of 2 and more leave few windows per block in flight.
 //
 // The CPU backend runs the same phases with emulated threads and a small segment
-// (kRowsCpuPlan), so fuzz-sized rows span several segments with a partial last one.
+// (kRowsCpuShape), so fuzz-sized rows span several segments with a partial last one.
 #pragma once
 
 #include <algorithm>
@@ -44,7 +44,7 @@ struct MaxRowsShape {
   int threads, per_thread;
 };
 inline constexpr MaxRowsShape kRowsGpuShape{kMaxTiledThreads, 4};
-inline constexpr MaxRowsShape kRowsCpuPlan{3, 2};
+inline constexpr MaxRowsShape kRowsCpuShape{3, 2};
 // Window loads each thread has in flight before it decodes any.
 inline constexpr int kRowsLoadBatch = 4;
 
@@ -193,7 +193,7 @@ struct MaxGatherRows : MaxVariant<MaxGatherRows> {
       using T = decltype(tag);
       auto run = [&]<class Idx>() {
         MaxRowsBlock<T, Idx> block;
-        if (!plan_max_rows(p, sizeof(accum_t<T>), Exec::is_gpu ? kRowsGpuShape : kRowsCpuPlan, &block.plan))
+        if (!plan_max_rows(p, sizeof(accum_t<T>), Exec::is_gpu ? kRowsGpuShape : kRowsCpuShape, &block.plan))
           throw Error("max.gather.rows: no segment fits");
         block.g = make_max_geom<Idx>(p, 1);
         const int64_t segments = (p.in[2] + block.plan.segment - 1) / block.plan.segment;
