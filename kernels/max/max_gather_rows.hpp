@@ -94,6 +94,7 @@ struct MaxRowsBlock {
   struct Frame {
     Idx nc, x0, o_lo;
     int len, windows;  // dx positions of this segment, and windows loaded
+    Idx origin;        // x0 + padding - o_lo * stride: window w's first tap is w * stride - origin
     int32_t* named;    // per window: the segment-local position its index names, or -1
     A* grad;           // per window: its dy
   };
@@ -109,6 +110,7 @@ struct MaxRowsBlock {
     covering(g, 2, f.x0 + f.len - 1, &unused, &hi);
     f.o_lo = lo;
     f.windows = hi >= lo ? static_cast<int>(hi - lo + 1) : 0;
+    f.origin = f.x0 + g.pb[2] - lo * g.s[2];
     // The grads first: 8-byte accumulators stay aligned.
     f.grad = reinterpret_cast<A*>(smem);
     f.named = reinterpret_cast<int32_t*>(smem + sizeof(A) * plan.windows);
@@ -122,12 +124,17 @@ struct MaxRowsBlock {
     else sum(f, tid);
   }
 
-  // Phase 1: the segment's windows, kRowsLoadBatch loads in flight per thread.
+  // Phase 1: the segment's windows, kRowsLoadBatch loads in flight per thread. A window keeps the
+  // position its index names only when that lies in the segment; whether it is one of the
+  // window's taps is left to phase 2, which looks a position up only in the windows holding it.
   PG_HD void load(const Frame& f, int tid) const {
     const Idx row = f.nc * g.out_plane + f.o_lo;
+    // A stored plane position minus this is segment-local (1D: global_col and global_row agree).
+    const int64_t plane_x0 =
+        (g.format == IndexFormat::plane ? 0 : static_cast<int64_t>(f.nc) * g.in_plane) + f.x0;
     for (int base = tid; base < f.windows; base += kRowsLoadBatch * plan.threads) {
-      int64_t stored[kRowsLoadBatch];
-      A grad[kRowsLoadBatch];
+      int64_t stored[kRowsLoadBatch] = {};  // zeroed: compilers cannot see that w bounds both loops alike
+      A grad[kRowsLoadBatch] = {};
 #pragma unroll
       for (int b = 0; b < kRowsLoadBatch; ++b) {
         const int w = base + b * plan.threads;
@@ -140,26 +147,43 @@ struct MaxRowsBlock {
       for (int b = 0; b < kRowsLoadBatch; ++b) {
         const int w = base + b * plan.threads;
         if (w >= f.windows) break;
-        const Idx o[kAxes] = {0, 0, f.o_lo + w};
-        Idx q[kAxes];
-        const bool named = decode_index_at<2>(g, stored[b], f.nc, o, q) && q[2] >= f.x0 && q[2] - f.x0 < f.len;
-        f.named[w] = named ? static_cast<int32_t>(q[2] - f.x0) : -1;
+        int64_t at;  // segment-local position named
+        if (g.format == IndexFormat::window) {
+          const bool tap = static_cast<uint64_t>(stored[b]) < static_cast<uint64_t>(g.k[2]);
+          at = tap ? static_cast<int64_t>(w) * g.s[2] - f.origin + stored[b] * g.d[2] : -1;
+        } else {
+          at = stored[b] - plane_x0;
+        }
+        f.named[w] = static_cast<uint64_t>(at) < static_cast<uint64_t>(f.len) ? static_cast<int32_t>(at) : -1;
         f.grad[w] = grad[b];
       }
     }
   }
 
-  // Phase 2: each position sums the windows naming it, in ascending window order.
+  // Phase 2: each position sums the windows naming it among those holding it (of which it is a
+  // tap: window w = (x + origin - j * dilation) / stride for tap j), taps from the last so that
+  // windows ascend. Stride 1 needs no division.
   PG_HD void sum(const Frame& f, int tid) const {
     const Idx at = f.nc * g.in_plane + f.x0;
-    for (int k = 0; k < plan.per_thread; ++k) {
-      const int x = tid + k * plan.threads;
+    const int k = static_cast<int>(g.k[2]), d = static_cast<int>(g.d[2]);
+    for (int i = 0; i < plan.per_thread; ++i) {
+      const int x = tid + i * plan.threads;
       if (x >= f.len) break;
+      const int t = x + static_cast<int>(f.origin);
       A acc = A(0);
-      for_each_window_of(g, 2, f.x0 + x, [&](Idx o, Idx) {
-        const int w = static_cast<int>(o - f.o_lo);
-        if (f.named[w] == x) acc += f.grad[w];
-      });
+      if (g.s[2] == 1) {
+        for (int j = k - 1; j >= 0; --j) {
+          const int w = t - j * d;
+          if (static_cast<unsigned>(w) < static_cast<unsigned>(f.windows) && f.named[w] == x) acc += f.grad[w];
+        }
+      } else {
+        for (int j = k - 1; j >= 0; --j) {
+          const int u = t - j * d;
+          if (u < 0) continue;
+          const int w = static_cast<int>(g.s_div[2].div(static_cast<Idx>(u)));
+          if (w * static_cast<int>(g.s[2]) == u && w < f.windows && f.named[w] == x) acc += f.grad[w];
+        }
+      }
       dx[at + x] = from_accum<T>(acc);
     }
   }
