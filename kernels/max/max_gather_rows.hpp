@@ -43,7 +43,7 @@ namespace pg {
 struct MaxRowsShape {
   int threads, per_thread;
 };
-inline constexpr MaxRowsShape kRowsGpuShape{kMaxTiledThreads, 4};
+inline constexpr MaxRowsShape kRowsGpuShape{kMaxTiledThreads, 8};
 inline constexpr MaxRowsShape kRowsCpuShape{3, 2};
 // Window loads each thread has in flight before it decodes any.
 inline constexpr int kRowsLoadBatch = 4;
@@ -161,30 +161,39 @@ struct MaxRowsBlock {
   }
 
   // Phase 2: each position sums the windows naming it among those holding it (of which it is a
-  // tap: window w = (x + origin - j * dilation) / stride for tap j), taps from the last so that
-  // windows ascend. Stride 1 needs no division.
+  // tap: window w with w * stride = x + origin - j * dilation for tap j), in ascending window
+  // order. Per position the holders are a range: of windows (undilated) or of taps (stride 1),
+  // bounded once so that the loop needs no check; only a dilated and strided axis divides per tap.
   PG_HD void sum(const Frame& f, int tid) const {
-    const Idx at = f.nc * g.in_plane + f.x0;
-    const int k = static_cast<int>(g.k[2]), d = static_cast<int>(g.d[2]);
+    T* const out = dx + (f.nc * g.in_plane + f.x0);
+    const int k = static_cast<int>(g.k[2]), d = static_cast<int>(g.d[2]), s = static_cast<int>(g.s[2]);
+    const int reach = static_cast<int>(g.reach[2]), last = f.windows - 1;
     for (int i = 0; i < plan.per_thread; ++i) {
       const int x = tid + i * plan.threads;
       if (x >= f.len) break;
       const int t = x + static_cast<int>(f.origin);
       A acc = A(0);
-      if (g.s[2] == 1) {
-        for (int j = k - 1; j >= 0; --j) {
-          const int w = t - j * d;
-          if (static_cast<unsigned>(w) < static_cast<unsigned>(f.windows) && f.named[w] == x) acc += f.grad[w];
-        }
+      if (t >= 0 && s == 1) {  // window t - j * d for taps j from the last inside [0, last]
+        const int j_top = static_cast<int>(g.d_div[2].div(t)), beyond = t - last;
+        const int j_hi = j_top < k - 1 ? j_top : k - 1;
+        const int j_lo = beyond <= 0 ? 0 : static_cast<int>(g.d_div[2].div(beyond + d - 1));
+        for (int j = j_hi, w = t - j_hi * d; j >= j_lo; --j, w += d)
+          if (f.named[w] == x) acc += f.grad[w];
+      } else if (t >= 0 && d == 1) {  // windows whose span [w * s, w * s + reach] holds t
+        const int w_top = static_cast<int>(g.s_div[2].div(t)), first = t - reach;
+        const int w_hi = w_top < last ? w_top : last;
+        const int w_lo = first <= 0 ? 0 : static_cast<int>(g.s_div[2].div(first + s - 1));
+        for (int w = w_lo; w <= w_hi; ++w)
+          if (f.named[w] == x) acc += f.grad[w];
       } else {
         for (int j = k - 1; j >= 0; --j) {
           const int u = t - j * d;
           if (u < 0) continue;
           const int w = static_cast<int>(g.s_div[2].div(static_cast<Idx>(u)));
-          if (w * static_cast<int>(g.s[2]) == u && w < f.windows && f.named[w] == x) acc += f.grad[w];
+          if (w * s == u && w <= last && f.named[w] == x) acc += f.grad[w];
         }
       }
-      dx[at + x] = from_accum<T>(acc);
+      out[x] = from_accum<T>(acc);
     }
   }
 };
