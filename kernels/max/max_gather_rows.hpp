@@ -51,7 +51,15 @@ inline constexpr int kRowsLoadBatch = 4;
 struct MaxRowsPlan {
   int threads, per_thread, segment;  // segment: dx positions per block
   int windows;                       // the most windows that hold a position of one segment
-  size_t bytes;                      // shared memory: per window its named position and dy
+  size_t bytes;                      // shared memory: a RowsSlot per window
+};
+
+// Per loaded window: the segment-local position its index names (-1: none of the segment's) and
+// its dy, side by side so that a lookup is one shared-memory load.
+template <class A>
+struct RowsSlot {
+  int32_t named;
+  A grad;
 };
 
 // The plan for `shape`, shrinking positions per thread until the windows fit 48 KiB; false when
@@ -60,14 +68,14 @@ struct MaxRowsPlan {
 // position, and a thread takes s times shape.per_thread positions (up to kRowsMaxPerThread, and
 // no more than a row's share).
 inline constexpr int kRowsMaxPerThread = 32;
-inline bool plan_max_rows(const Problem& p, size_t accum_size, MaxRowsShape shape, MaxRowsPlan* plan) {
+inline bool plan_max_rows(const Problem& p, size_t slot_size, MaxRowsShape shape, MaxRowsPlan* plan) {
   const int64_t reach = p.effective_kernel(2) - 1, stride = p.stride[2];
   const int64_t row_share = (p.in[2] + shape.threads - 1) / shape.threads;
   const int64_t wanted = std::min<int64_t>({shape.per_thread * stride, kRowsMaxPerThread, row_share});
   for (int per = static_cast<int>(std::max<int64_t>(wanted, 1)); per >= 1; --per) {
     const int64_t segment = int64_t{shape.threads} * per;
     const int64_t windows = (segment - 1 + reach) / stride + 1;
-    const int64_t bytes = windows * static_cast<int64_t>(sizeof(int32_t) + accum_size);
+    const int64_t bytes = windows * static_cast<int64_t>(slot_size);
     if (bytes <= static_cast<int64_t>(kMaxTiledSmemBytes)) {
       *plan = MaxRowsPlan{shape.threads, per, static_cast<int>(segment), static_cast<int>(windows),
                           static_cast<size_t>(bytes)};
@@ -82,6 +90,7 @@ struct MaxRowsBlock {
   using Value = T;
   using Index = Idx;
   using A = accum_t<T>;
+  using Slot = RowsSlot<A>;
   static constexpr int kPhases = 2;
 
   MaxGeom<Idx> g;
@@ -95,8 +104,7 @@ struct MaxRowsBlock {
     Idx nc, x0, o_lo;
     int len, windows;  // dx positions of this segment, and windows loaded
     Idx origin;        // x0 + padding - o_lo * stride: window w's first tap is w * stride - origin
-    int32_t* named;    // per window: the segment-local position its index names, or -1
-    A* grad;           // per window: its dy
+    Slot* slots;       // per window
   };
 
   PG_HD Frame frame(Idx tile, unsigned char* smem) const {
@@ -111,9 +119,7 @@ struct MaxRowsBlock {
     f.o_lo = lo;
     f.windows = hi >= lo ? static_cast<int>(hi - lo + 1) : 0;
     f.origin = f.x0 + g.pb[2] - lo * g.s[2];
-    // The grads first: 8-byte accumulators stay aligned.
-    f.grad = reinterpret_cast<A*>(smem);
-    f.named = reinterpret_cast<int32_t*>(smem + sizeof(A) * plan.windows);
+    f.slots = reinterpret_cast<Slot*>(smem);
     return f;
   }
 
@@ -128,42 +134,53 @@ struct MaxRowsBlock {
   // position its index names only when that lies in the segment; whether it is one of the
   // window's taps is left to phase 2, which looks a position up only in the windows holding it.
   PG_HD void load(const Frame& f, int tid) const {
+    if (g.index_type == IndexType::i64) load_as<int64_t>(f, tid);
+    else if (g.index_type == IndexType::i32) load_as<int32_t>(f, tid);
+    else load_as<uint8_t>(f, tid);
+  }
+
+  template <class S>
+  PG_HD void load_as(const Frame& f, int tid) const {
     const Idx row = f.nc * g.out_plane + f.o_lo;
+    const S* stored_at = static_cast<const S*>(indices) + row;
+    const T* dy_at = dy + row;
     // A stored plane position minus this is segment-local (1D: global_col and global_row agree).
     const int64_t plane_x0 =
         (g.format == IndexFormat::plane ? 0 : static_cast<int64_t>(f.nc) * g.in_plane) + f.x0;
     for (int base = tid; base < f.windows; base += kRowsLoadBatch * plan.threads) {
-      int64_t stored[kRowsLoadBatch] = {};  // zeroed: compilers cannot see that w bounds both loops alike
+      S stored[kRowsLoadBatch] = {};  // zeroed: compilers cannot see that w bounds both loops alike
       A grad[kRowsLoadBatch] = {};
 #pragma unroll
       for (int b = 0; b < kRowsLoadBatch; ++b) {
         const int w = base + b * plan.threads;
         if (w < f.windows) {
-          load_indices<1>(indices, g.index_type, row + w, &stored[b]);
-          grad[b] = to_float(dy[row + w]);
+          stored[b] = stored_at[w];
+          grad[b] = to_float(dy_at[w]);
         }
       }
 #pragma unroll
       for (int b = 0; b < kRowsLoadBatch; ++b) {
         const int w = base + b * plan.threads;
         if (w >= f.windows) break;
-        int64_t at;  // segment-local position named
+        const int64_t v = static_cast<int64_t>(stored[b]);  // u8 255 stays 255: never a tap
+        int64_t at;                                         // segment-local position named
         if (g.format == IndexFormat::window) {
-          const bool tap = static_cast<uint64_t>(stored[b]) < static_cast<uint64_t>(g.k[2]);
-          at = tap ? static_cast<int64_t>(w) * g.s[2] - f.origin + stored[b] * g.d[2] : -1;
+          const bool tap = static_cast<uint64_t>(v) < static_cast<uint64_t>(g.k[2]);
+          at = tap ? static_cast<int64_t>(w) * g.s[2] - f.origin + v * g.d[2] : -1;
         } else {
-          at = stored[b] - plane_x0;
+          at = v - plane_x0;
         }
-        f.named[w] = static_cast<uint64_t>(at) < static_cast<uint64_t>(f.len) ? static_cast<int32_t>(at) : -1;
-        f.grad[w] = grad[b];
+        const int32_t named = static_cast<uint64_t>(at) < static_cast<uint64_t>(f.len) ? static_cast<int32_t>(at) : -1;
+        f.slots[w] = Slot{named, grad[b]};
       }
     }
   }
 
   // Phase 2: each position sums the windows naming it among those holding it (of which it is a
   // tap: window w with w * stride = x + origin - j * dilation for tap j), in ascending window
-  // order. Per position the holders are a range: of windows (undilated) or of taps (stride 1),
-  // bounded once so that the loop needs no check; only a dilated and strided axis divides per tap.
+  // order. At stride 1 the holders are windows t - reach .. t step dilation (t = x + origin),
+  // clipped to those loaded only near the segment's ends; undilated, they are a range of
+  // windows bounded by two divisions; only a dilated and strided axis divides per tap.
   PG_HD void sum(const Frame& f, int tid) const {
     T* const out = dx + (f.nc * g.in_plane + f.x0);
     const int k = static_cast<int>(g.k[2]), d = static_cast<int>(g.d[2]), s = static_cast<int>(g.s[2]);
@@ -173,24 +190,26 @@ struct MaxRowsBlock {
       if (x >= f.len) break;
       const int t = x + static_cast<int>(f.origin);
       A acc = A(0);
-      if (t >= 0 && s == 1) {  // window t - j * d for taps j from the last inside [0, last]
-        const int j_top = static_cast<int>(g.d_div[2].div(t)), beyond = t - last;
-        const int j_hi = j_top < k - 1 ? j_top : k - 1;
-        const int j_lo = beyond <= 0 ? 0 : static_cast<int>(g.d_div[2].div(beyond + d - 1));
-        for (int j = j_hi, w = t - j_hi * d; j >= j_lo; --j, w += d)
-          if (f.named[w] == x) acc += f.grad[w];
+      auto add = [&](int w) {
+        const Slot e = f.slots[w];
+        if (e.named == x) acc += e.grad;
+      };
+      if (t >= 0 && s == 1) {
+        int first = t - reach, end = t;
+        if (first < 0) first = static_cast<int>(g.d_div[2].mod(t));  // the first loaded: t mod d
+        if (end > last) end = t - d * static_cast<int>(g.d_div[2].div(t - last + d - 1));
+        for (int w = first; w <= end; w += d) add(w);
       } else if (t >= 0 && d == 1) {  // windows whose span [w * s, w * s + reach] holds t
-        const int w_top = static_cast<int>(g.s_div[2].div(t)), first = t - reach;
+        const int w_top = static_cast<int>(g.s_div[2].div(t)), from = t - reach;
         const int w_hi = w_top < last ? w_top : last;
-        const int w_lo = first <= 0 ? 0 : static_cast<int>(g.s_div[2].div(first + s - 1));
-        for (int w = w_lo; w <= w_hi; ++w)
-          if (f.named[w] == x) acc += f.grad[w];
+        const int w_lo = from <= 0 ? 0 : static_cast<int>(g.s_div[2].div(from + s - 1));
+        for (int w = w_lo; w <= w_hi; ++w) add(w);
       } else {
         for (int j = k - 1; j >= 0; --j) {
           const int u = t - j * d;
           if (u < 0) continue;
           const int w = static_cast<int>(g.s_div[2].div(static_cast<Idx>(u)));
-          if (w * s == u && w <= last && f.named[w] == x) acc += f.grad[w];
+          if (w * s == u && w <= last) add(w);
         }
       }
       out[x] = from_accum<T>(acc);
@@ -214,7 +233,8 @@ struct MaxGatherRows : MaxVariant<MaxGatherRows> {
 
   static Support supports(const Problem& p) {
     MaxRowsPlan plan;
-    if (!plan_max_rows(p, p.dtype == DType::f64 ? 8 : 4, MaxRowsShape{kRowsGpuShape.threads, 1}, &plan))
+    const size_t slot = p.dtype == DType::f64 ? sizeof(RowsSlot<double>) : sizeof(RowsSlot<float>);
+    if (!plan_max_rows(p, slot, MaxRowsShape{kRowsGpuShape.threads, 1}, &plan))
       return Support::no("window reach too large: a segment's windows must fit 48 KiB of shared memory");
     return Support::yes();
   }
@@ -226,7 +246,7 @@ struct MaxGatherRows : MaxVariant<MaxGatherRows> {
       using T = decltype(tag);
       auto run = [&]<class Idx>() {
         MaxRowsBlock<T, Idx> block;
-        if (!plan_max_rows(p, sizeof(accum_t<T>), Exec::is_gpu ? kRowsGpuShape : kRowsCpuShape, &block.plan))
+        if (!plan_max_rows(p, sizeof(RowsSlot<accum_t<T>>), Exec::is_gpu ? kRowsGpuShape : kRowsCpuShape, &block.plan))
           throw Error("max.gather.rows: no segment fits");
         block.g = make_max_geom<Idx>(p, 1);
         const int64_t segments = (p.in[2] + block.plan.segment - 1) / block.plan.segment;
