@@ -8,18 +8,23 @@
 // the copy ceiling, TCN 1.34x PyTorch. A row is one contiguous range of dy and indices and one of
 // dx, so here a block owns a segment of a row:
 //   1. loads the windows that hold any of its positions, consecutive threads on consecutive
-//      windows, a batch of loads in flight per thread: each stored index decoded and checked (a
-//      tap of its window, as every variant checks it) and kept as the segment-local position it
-//      names (-1 outside the segment), with its dy, in shared memory;
+//      windows, a batch of loads in flight per thread, and keeps per window (a RowsSlot in shared
+//      memory) its dy and the segment-local position its index names, -1 when that is outside
+//      the segment. Whether the position is a tap of the window is not checked here: phase 2
+//      looks a position up only in the windows of which it is a tap, so a foreign index (ORT's
+//      MaxPoolGrad follows them) is never followed;
 //   2. each dx position of the segment, consecutive threads on consecutive positions, sums dy
-//      over the windows holding it (for_each_window_of: ascending windows, a dilated axis by its
-//      taps) where the window names it, and is written once, coalesced.
+//      over the windows holding it, ascending, where the window names it, and is written once,
+//      coalesced. At stride 1 the holders of an interior position are every d-th window of a
+//      range (no division, one shared-memory load per tap); near a segment's ends, undilated
+//      strided axes and dilated strided ones bound the range by divisions.
 // Deterministic (each element summed by one thread in ascending window order, as
 // max.gather.stored sums it: bitwise the same), no atomics, no zeroing pass over dx.
 //
-// H100, 2026-11-27 (bench/results/2026-11-27_h100_broadcast_taps.md): TCN k3 d4 0.288 ms (62% of
-// copy; max.gather.stored.run 0.319), 1D k5 d3 0.376 (tiled 0.390); behind tiled, direct and
-// stored.run where strides of 2 and more leave few windows per block in flight.
+// H200, 2026-11-27 (bench/results/2026-11-27_h200_rows.md), against the first version of this
+// file: TCN k3 d4 0.286 -> 0.175 ms, 1D k5 d3 0.371 -> 0.211, 1D k5 d8 bf16 0.263 -> 0.132;
+// strides of 2 and more, which leave few windows per block in flight, stay behind tiled, direct
+// and stored.run.
 //
 // The CPU backend runs the same phases with emulated threads and a small segment
 // (kRowsCpuShape), so fuzz-sized rows span several segments with a partial last one.
@@ -182,24 +187,24 @@ struct MaxRowsBlock {
   // clipped to those loaded only near the segment's ends; undilated, they are a range of
   // windows bounded by two divisions; only a dilated and strided axis divides per tap.
   PG_HD void sum(const Frame& f, int tid) const {
-    T* const out = dx + (f.nc * g.in_plane + f.x0);
+    const Idx at = f.nc * g.in_plane + f.x0;  // dx element of position 0
     const int k = static_cast<int>(g.k[2]), d = static_cast<int>(g.d[2]), s = static_cast<int>(g.s[2]);
     const int reach = static_cast<int>(g.reach[2]), last = f.windows - 1;
-    for (int i = 0; i < plan.per_thread; ++i) {
-      const int x = tid + i * plan.threads;
-      if (x >= f.len) break;
+    for (int x = tid; x < f.len; x += plan.threads) {
       const int t = x + static_cast<int>(f.origin);
       A acc = A(0);
       auto add = [&](int w) {
         const Slot e = f.slots[w];
         if (e.named == x) acc += e.grad;
       };
-      if (t >= 0 && s == 1) {
+      if (s == 1 && t >= reach && t <= last) {  // every tap's window loaded: no bound to compute
+        for (int w = t - reach; w <= t; w += d) add(w);
+      } else if (s == 1 && t >= 0) {  // near the segment's ends: the loaded ones
         int first = t - reach, end = t;
-        if (first < 0) first = static_cast<int>(g.d_div[2].mod(t));  // the first loaded: t mod d
+        if (first < 0) first = static_cast<int>(g.d_div[2].mod(t));
         if (end > last) end = t - d * static_cast<int>(g.d_div[2].div(t - last + d - 1));
         for (int w = first; w <= end; w += d) add(w);
-      } else if (t >= 0 && d == 1) {  // windows whose span [w * s, w * s + reach] holds t
+      } else if (d == 1 && t >= 0) {  // windows whose span [w * s, w * s + reach] holds t
         const int w_top = static_cast<int>(g.s_div[2].div(t)), from = t - reach;
         const int w_hi = w_top < last ? w_top : last;
         const int w_lo = from <= 0 ? 0 : static_cast<int>(g.s_div[2].div(from + s - 1));
@@ -212,7 +217,7 @@ struct MaxRowsBlock {
           if (w * s == u && w <= last) add(w);
         }
       }
-      out[x] = from_accum<T>(acc);
+      dx[at + x] = from_accum<T>(acc);
     }
   }
 };
