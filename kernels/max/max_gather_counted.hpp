@@ -34,12 +34,22 @@ namespace pg {
 // Shared memory beyond the per-window and per-position arrays: the count of listed positions.
 inline constexpr size_t kCountedBlockBytes = 16;
 
-// Per laid-out window: the slot it names (int) and its dy; per tile position: its count, the
-// slot of its one window and its listing (ints), and its sum.
+// What a position keeps besides its count and listing: the slot of its one window, or the sum
+// of its several (never both, so they share the bytes).
+template <class A>
+union OneOrSum {
+  int first;
+  A sum;
+};
+
+// Per laid-out window: a NamedDy (the slot it names and its dy); per tile position: its count
+// and listing (ints) and a OneOrSum.
 inline bool plan_max_counted(const Problem& p, size_t accum_size, const MaxTileBudget& budget, MaxTileShape* plan) {
   MaxTileBudget arrays = budget;
   arrays.bytes -= kCountedBlockBytes;
-  if (!shape_max_tiles(p, MaxTileBytes{4 + accum_size, 12 + accum_size}, arrays, plan)) return false;
+  const size_t window = accum_size == 8 ? sizeof(NamedDy<double>) : sizeof(NamedDy<float>);
+  const size_t position = 2 * sizeof(int) + (accum_size == 8 ? sizeof(OneOrSum<double>) : sizeof(OneOrSum<float>));
+  if (!shape_max_tiles(p, MaxTileBytes{window, position}, arrays, plan)) return false;
   plan->bytes += kCountedBlockBytes;
   return true;
 }
@@ -56,12 +66,10 @@ struct MaxCountedBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape> {
   // Where a tile lies and how shared memory is carved; each thread computes its own copy. Slots
   // of windows and of positions are walk_windows'.
   struct Frame : MaxTileOrigin<Idx> {
-    A* grad;     // per laid-out window and lane: its dy
-    A* sum;      // per tile position and lane named by several windows: their sum
-    int* named;  // per laid-out window and lane: the position slot it names, or -1
-    int* count;  // per position: how many windows name it
-    int* first;  // per position named by one window: that window's slot
-    int* shared; // the positions named by several windows, *listed of them
+    NamedDy<A>* window;  // per laid-out window and lane: the position slot it names, or -1, and its dy
+    OneOrSum<A>* one;    // per position: the slot of its one window, or the sum of its several
+    int* count;          // per position: how many windows name it
+    int* shared;         // the positions named by several windows, *listed of them
     int* listed;
   };
 
@@ -69,12 +77,10 @@ struct MaxCountedBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape> {
     Frame f;
     static_cast<MaxTileOrigin<Idx>&>(f) = this->origin(tile_id);
     const int windows = plan.planes * plan.windows * plan.lanes, positions = plan.planes * plan.positions * plan.lanes;
-    f.grad = reinterpret_cast<A*>(smem);
-    f.sum = f.grad + windows;
-    f.named = reinterpret_cast<int*>(f.sum + positions);
-    f.count = f.named + windows;
-    f.first = f.count + positions;
-    f.shared = f.first + positions;
+    f.window = reinterpret_cast<NamedDy<A>*>(smem);
+    f.one = reinterpret_cast<OneOrSum<A>*>(f.window + windows);
+    f.count = reinterpret_cast<int*>(f.one + positions);
+    f.shared = f.count + positions;
     f.listed = f.shared + positions;
     return f;
   }
@@ -95,17 +101,19 @@ struct MaxCountedBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape> {
   // count of windows naming it, the slot of the first to arrive, and the list of shared ones.
   PG_HD void load(const Frame& f, int tid) const {
     this->walk_windows(f, tid, [&](int slot, int named, A grad) {
-      f.named[slot] = named;
-      f.grad[slot] = grad;
+      f.window[slot] = NamedDy<A>{named, grad};
       if (named < 0) return;
       const int before = atomic_fetch_add(&f.count[named], 1);
-      if (before == 0) f.first[named] = slot;
+      if (before == 0) f.one[named].first = slot;
       else if (before == 1) f.shared[atomic_fetch_add(f.listed, 1)] = named;
     });
   }
 
   // Phase 2: per listed position, the dy of the windows naming it, summed in row-major window
-  // order over the windows that cover it.
+  // order over the windows that cover it. A window names a position only if the position is one
+  // of its taps (the walk checks), so the sum need not check taps: it compares every window of
+  // the covering box, but skips a dilated D or H row of which the position is no tap (a division
+  // saves a row of compares).
   PG_HD void sum_shared(const Frame& f, int tid) const {
     const int L = kLanes ? plan.lanes : 1;
     const int n = *f.listed;
@@ -128,20 +136,21 @@ struct MaxCountedBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape> {
         i[a] = f.i0[a] + local[a];
         covering(g, a, i[a], &lo[a], &hi[a]);
       }
+      const auto holds = [&](int a, Idx o) { return g.d[a] == 1 || tap_along(g, a, i[a], o) >= 0; };
+      const int row_slots = plan.lay[2] * L;
+      const int across = static_cast<int>(hi[2] - lo[2]) + 1;
       A acc = A(0);
       for (Idx oz = lo[0]; oz <= hi[0]; ++oz) {
-        if (tap_along(g, 0, i[0], oz) < 0) continue;
+        if (!holds(0, oz)) continue;
         for (Idx oy = lo[1]; oy <= hi[1]; ++oy) {
-          if (tap_along(g, 1, i[1], oy) < 0) continue;
-          const int row = ((plane * plan.lay[0] + static_cast<int>(oz - f.o0[0])) * plan.lay[1] +
-                           static_cast<int>(oy - f.o0[1])) * plan.lay[2];
-          for (Idx ox = lo[2]; ox <= hi[2]; ++ox) {
-            const int slot = (row + static_cast<int>(ox - f.o0[2])) * L + lane;
-            if (f.named[slot] == at) acc += f.grad[slot];
-          }
+          if (!holds(1, oy)) continue;
+          const int row = (plane * plan.lay[0] + static_cast<int>(oz - f.o0[0])) * plan.lay[1] + static_cast<int>(oy - f.o0[1]);
+          const NamedDy<A>* w = f.window + row * row_slots + static_cast<int>(lo[2] - f.o0[2]) * L + lane;
+          for (int x = 0; x < across; ++x, w += L)
+            if (w->named == at) acc += w->grad;
         }
       }
-      f.sum[at] = acc;
+      f.one[at].sum = acc;
     }
   }
 
@@ -150,7 +159,7 @@ struct MaxCountedBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape> {
     this->write_tile(f, tid, [&](int slot) {
       const int n = f.count[slot];
       f.count[slot] = 0;
-      return n == 0 ? A(0) : n == 1 ? A(0) + f.grad[f.first[slot]] : f.sum[slot];
+      return n == 0 ? A(0) : n == 1 ? A(0) + f.window[f.one[slot].first].grad : f.one[slot].sum;
     });
     if (tid == 0) *f.listed = 0;
   }

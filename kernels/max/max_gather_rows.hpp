@@ -8,7 +8,7 @@
 // the copy ceiling, TCN 1.34x PyTorch. A row is one contiguous range of dy and indices and one of
 // dx, so here a block owns a segment of a row:
 //   1. loads the windows that hold any of its positions, consecutive threads on consecutive
-//      windows, a batch of loads in flight per thread, and keeps per window (a RowsSlot in shared
+//      windows, a batch of loads in flight per thread, and keeps per window (a NamedDy in shared
 //      memory) its dy and the segment-local position its index names, -1 when that is outside
 //      the segment. Whether the position is a tap of the window is not checked here: phase 2
 //      looks a position up only in the windows of which it is a tap, so a foreign index (ORT's
@@ -56,15 +56,7 @@ inline constexpr int kRowsLoadBatch = 4;
 struct MaxRowsPlan {
   int threads, per_thread, segment;  // segment: dx positions per block
   int windows;                       // the most windows that hold a position of one segment
-  size_t bytes;                      // shared memory: a RowsSlot per window
-};
-
-// Per loaded window: the segment-local position its index names (-1: none of the segment's) and
-// its dy, side by side so that a lookup is one shared-memory load.
-template <class A>
-struct RowsSlot {
-  int32_t named;
-  A grad;
+  size_t bytes;                      // shared memory: a NamedDy per window
 };
 
 // The plan for `shape`, shrinking positions per thread until the windows fit 48 KiB; false when
@@ -95,7 +87,7 @@ struct MaxRowsBlock {
   using Value = T;
   using Index = Idx;
   using A = accum_t<T>;
-  using Slot = RowsSlot<A>;
+  using Slot = NamedDy<A>;
   static constexpr int kPhases = 2;
 
   MaxGeom<Idx> g;
@@ -238,7 +230,7 @@ struct MaxGatherRows : MaxVariant<MaxGatherRows> {
 
   static Support supports(const Problem& p) {
     MaxRowsPlan plan;
-    const size_t slot = p.dtype == DType::f64 ? sizeof(RowsSlot<double>) : sizeof(RowsSlot<float>);
+    const size_t slot = p.dtype == DType::f64 ? sizeof(NamedDy<double>) : sizeof(NamedDy<float>);
     if (!plan_max_rows(p, slot, MaxRowsShape{kRowsGpuShape.threads, 1}, &plan))
       return Support::no("window reach too large: a segment's windows must fit 48 KiB of shared memory");
     return Support::yes();
@@ -251,7 +243,7 @@ struct MaxGatherRows : MaxVariant<MaxGatherRows> {
       using T = decltype(tag);
       auto run = [&]<class Idx>() {
         MaxRowsBlock<T, Idx> block;
-        if (!plan_max_rows(p, sizeof(RowsSlot<accum_t<T>>), Exec::is_gpu ? kRowsGpuShape : kRowsCpuShape, &block.plan))
+        if (!plan_max_rows(p, sizeof(NamedDy<accum_t<T>>), Exec::is_gpu ? kRowsGpuShape : kRowsCpuShape, &block.plan))
           throw Error("max.gather.rows: no segment fits");
         block.g = make_max_geom<Idx>(p, 1);
         const int64_t segments = (p.in[2] + block.plan.segment - 1) / block.plan.segment;
