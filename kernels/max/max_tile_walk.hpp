@@ -27,6 +27,9 @@ inline constexpr int kMaxTiledThreads = 256;
 // Windows a thread reads before it decodes them. 8 and 12 were slower on every overlapping row
 // (H100, 2026-11-26: SPP k5 0.068 -> 0.075 / 0.093 ms, I3D 1x3x3 0.81 -> 1.19 / 1.23 ms).
 inline constexpr int kLoadBatch = 4;
+// The same for walk_window_run, whose flat walk keeps fewer registers per window: a thread of a
+// tile of five 19x19 planes (YOLO's SPP) reads its seven windows in one round trip.
+inline constexpr int kRunLoadBatch = 8;
 
 inline constexpr size_t kMaxTiledSmemBytes = 48 * 1024;  // no opt-in: four blocks share a multiprocessor
 
@@ -332,11 +335,11 @@ struct MaxTileWalk {
     const Idx planes_left = grid.outer - t.outer0;
     const int in_tensor = planes_left < plan.planes ? static_cast<int>(planes_left) * plan.windows : n;
     const Idx base = t.outer0 * g.out_plane;
-    for (int s0 = tid; s0 < n; s0 += kLoadBatch * plan.threads) {
-      int64_t stored[kLoadBatch];
-      A grad[kLoadBatch];
+    for (int s0 = tid; s0 < n; s0 += kRunLoadBatch * plan.threads) {
+      int64_t stored[kRunLoadBatch];
+      A grad[kRunLoadBatch];
 #pragma unroll
-      for (int j = 0; j < kLoadBatch; ++j) {
+      for (int j = 0; j < kRunLoadBatch; ++j) {
         const int s = s0 + j * plan.threads;
         stored[j] = -1;
         grad[j] = A(0);
@@ -346,7 +349,7 @@ struct MaxTileWalk {
         }
       }
 #pragma unroll
-      for (int j = 0; j < kLoadBatch; ++j) {
+      for (int j = 0; j < kRunLoadBatch; ++j) {
         const int s = s0 + j * plan.threads;
         if (s >= n) break;
         int named = -1;
