@@ -139,23 +139,15 @@ struct MaxCountedBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape> {
       const auto holds = [&](int a, Idx o) { return g.d[a] == 1 || tap_along(g, a, i[a], o) >= 0; };
       const int row_slots = plan.lay[2] * L;
       const int across = static_cast<int>(hi[2] - lo[2]) + 1;
-      // The scan ends at the row holding the last of the count windows that name the position:
-      // on SPP's k13 the threads summing are the block's critical path (the others wait at the
-      // barrier), and a local maximum's windows rarely reach the covering box's last rows.
-      const int named_by = f.count[at];
-      int found = 0;
       A acc = A(0);
-      for (Idx oz = lo[0]; oz <= hi[0] && found < named_by; ++oz) {
+      for (Idx oz = lo[0]; oz <= hi[0]; ++oz) {
         if (!holds(0, oz)) continue;
-        for (Idx oy = lo[1]; oy <= hi[1] && found < named_by; ++oy) {
+        for (Idx oy = lo[1]; oy <= hi[1]; ++oy) {
           if (!holds(1, oy)) continue;
           const int row = (plane * plan.lay[0] + static_cast<int>(oz - f.o0[0])) * plan.lay[1] + static_cast<int>(oy - f.o0[1]);
           const NamedDy<A>* w = f.window + row * row_slots + static_cast<int>(lo[2] - f.o0[2]) * L + lane;
-          for (int x = 0; x < across; ++x, w += L) {
-            const bool named = w->named == at;
-            if (named) acc += w->grad;
-            found += named;
-          }
+          for (int x = 0; x < across; ++x, w += L)
+            if (w->named == at) acc += w->grad;
         }
       }
       f.one[at].sum = acc;
