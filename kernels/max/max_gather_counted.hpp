@@ -23,6 +23,7 @@
 // cost what a per-element gather costs; the result is the same.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -50,6 +51,17 @@ inline bool plan_max_counted(const Problem& p, size_t accum_size, const MaxTileB
   const size_t window = accum_size == 8 ? sizeof(NamedDy<double>) : sizeof(NamedDy<float>);
   const size_t position = 2 * sizeof(int) + (accum_size == 8 ? sizeof(OneOrSum<double>) : sizeof(OneOrSum<float>));
   if (!shape_max_tiles(p, MaxTileBytes{window, position}, arrays, plan)) return false;
+  // A tile read as one run of windows holds no more planes than its threads read in one round
+  // trip. More planes (as many as the bytes allow) wait for a second round and leave fewer
+  // blocks to a multiprocessor (H100, 2026-11-27: YOLO SPP k13 0.078 -> 0.072 ms, k9 0.072 ->
+  // 0.066, GoogLeNet's k3s1 0.111 -> 0.104; bench/results/2026-11-27_counted_lean.md).
+  if (plan->window_run) {
+    const int fit = std::max(1, budget.threads * kRunLoadBatch / plan->windows);
+    if (fit < plan->planes) {
+      plan->bytes = plan->bytes / plan->planes * fit;
+      plan->planes = fit;
+    }
+  }
   plan->bytes += kCountedBlockBytes;
   return true;
 }
