@@ -23,6 +23,11 @@
 // bitwise with every other avg variant there.
 // H100, 2026-11-26 (bench/results/2026-11-26_h100_avg_planes.md): Inception Mixed_5b 0.0749 ->
 // 0.0301 ms (67% of copy), Conformer 0.131 -> 0.053 (82%), against avg.gather.tiled.
+// Tried and dropped (H100, 2026-11-27, bench/results/2026-11-27_planes_experiments.md): blocks
+// resident for the whole launch, looping over groups with the tables built once, and a register
+// prefetch of the next group's dy. Only the count_include_pad=false rows gained (9-16%: their
+// set-up divides once per window); the rest lost 4-14% (a fixed share of groups per block leaves
+// a ragged last round; 48-58 registers, fewer blocks), the prefetch 22% on Mixed_5b.
 //
 // The CPU backend runs the same phases with emulated threads and a small budget
 // (kPlanesCpuBudget), so fuzz-sized problems span several blocks with several planes each and a
