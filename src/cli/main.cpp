@@ -94,6 +94,9 @@ int check_rows(const V& v, Backend& b, const Cases& cases, bool verbose, bool re
     messages += "FAIL " + v.name + " on " + b.name() + ": no case of the check set is in its domain\n";
   }
   if (!messages.empty()) std::printf("%s", messages.c_str());
+  // Each row as it is done: stdout to a file is fully buffered, and a check stopped by a time
+  // limit (the GPU machine's, say) would otherwise leave an empty log instead of the rows it ran.
+  std::fflush(stdout);
   *passes += pass;
   *skips += unsupported;
   return fail;
