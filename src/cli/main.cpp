@@ -94,9 +94,6 @@ int check_rows(const V& v, Backend& b, const Cases& cases, bool verbose, bool re
     messages += "FAIL " + v.name + " on " + b.name() + ": no case of the check set is in its domain\n";
   }
   if (!messages.empty()) std::printf("%s", messages.c_str());
-  // Each row as it is done: stdout to a file is fully buffered, and a check stopped by a time
-  // limit (the GPU machine's, say) would otherwise leave an empty log instead of the rows it ran.
-  std::fflush(stdout);
   *passes += pass;
   *skips += unsupported;
   return fail;
@@ -226,6 +223,10 @@ std::string command_of(const CLI::App& app) {
 }  // namespace pg
 
 int main(int argc, char** argv) {
+  // Every line as it is printed, whichever command: stdout to a file is fully buffered, and a
+  // check, fuzz or bench stopped by a time limit (the GPU machine's, say) would otherwise leave an
+  // empty log instead of the lines it had printed.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   CLI::App app{"poolgrad: reference-and-fuzz correctness harness for pooling-backward and convolution backward-data kernels"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("poolgrad ") + POOLGRAD_VERSION);
