@@ -19,6 +19,7 @@
 #include "kernels/common/tile_grid.hpp"
 #include "kernels/max/max_dispatch.hpp"
 #include "kernels/max/max_geometry.hpp"
+#include "src/model/dtype.hpp"
 #include "src/model/variant.hpp"
 
 namespace pg {
@@ -68,6 +69,15 @@ struct MaxTileShape {
   Divider<int32_t> by_lanes, by_lay[kAxes], by_tile[kAxes];
   size_t bytes;  // shared memory of a block
 };
+
+// The bytes of a global-memory sector, and the fewest lanes (a power of two) whose `bytes` each
+// fill one.
+inline constexpr int64_t kSectorBytes = 32;
+inline int64_t lanes_filling(int64_t sector, int64_t bytes) {
+  int64_t lanes = 1;
+  while (lanes * bytes < sector) lanes *= 2;
+  return lanes;
+}
 
 namespace max_tiled {
 
@@ -129,18 +139,29 @@ inline bool shape_max_tiles(const Problem& p, const MaxTileBytes& per, const Max
   const int64_t outer = std::max<int64_t>(cl ? p.n : p.n * p.c, 1);
   MaxTileShape q{};
   q.threads = budget.threads;
-  // Lanes: the widest lane tile whose tile keeps the most positions per laid-out window.
+  // Lanes: the widest lane tile whose tile keeps the most positions per laid-out window, among
+  // those whose channels of a window's dy and index fill a 32-byte sector (fewer lanes, if none
+  // of those fits). Fewer lanes keep more positions per window but use a few bytes of each
+  // sector they read. H100, 2026-11-27 (bench/results/2026-11-27_h100_tile_lanes.md), channels-
+  // last stride-1 rows where the ratio alone chose 1 or 2 lanes, ms at those -> at 4 lanes:
+  // max.gather.counted k3 f16 (32,128,56,56) 0.437 -> 0.195, k5 3D bf16 0.045 -> 0.038, k7 f32
+  // 0.046 -> 0.034; max.gather.tiled 0.427 -> 0.195, 0.089 -> 0.050, but 0.049 -> 0.060 on k7.
+  const int64_t sector_lanes = std::min<int64_t>(
+      {lanes_filling(kSectorBytes, dtype_size(p.dtype) + index_type_size(p.index_type)), budget.lanes, std::max<int64_t>(p.c, 1)});
   double best_ratio = -1;
-  for (int64_t want = cl ? budget.lanes : 1; want >= 1; want /= 2) {
-    const int64_t lanes = cl ? even_piece(p.c, want) : 1;
-    int tile[kAxes];
-    if (!max_tiled::shape_tile(p, lanes, per, budget, tile)) continue;
-    const double ratio = max_tiled::positions_per_window(p, tile);
-    if (ratio > best_ratio + 1e-9) {
-      best_ratio = ratio;
-      q.lanes = static_cast<int>(lanes);
-      for (int a = 0; a < kAxes; ++a) q.tile[a] = tile[a];
+  for (const int64_t floor : {cl ? sector_lanes : 1, int64_t{1}}) {
+    for (int64_t want = cl ? budget.lanes : 1; want >= floor; want /= 2) {
+      const int64_t lanes = cl ? even_piece(p.c, want) : 1;
+      int tile[kAxes];
+      if (!max_tiled::shape_tile(p, lanes, per, budget, tile)) continue;
+      const double ratio = max_tiled::positions_per_window(p, tile);
+      if (ratio > best_ratio + 1e-9) {
+        best_ratio = ratio;
+        q.lanes = static_cast<int>(lanes);
+        for (int a = 0; a < kAxes; ++a) q.tile[a] = tile[a];
+      }
     }
+    if (best_ratio >= 0) break;
   }
   if (best_ratio < 0) return false;
   q.positions = q.tile[0] * q.tile[1] * q.tile[2];
