@@ -54,7 +54,7 @@ class ConvProperty : public ::testing::TestWithParam<std::string> {
 
 // Integer data in f32 or f64, where every sum the fuzz's sizes make is exact. A variant of f16
 // and bf16 alone (conv.gemm.tc) keeps its own dtype: it sums in f32, exact on integer data too,
-// and rounds once, so two runs that sum the same terms agree bitwise; see dx_exact for the adjoint.
+// and rounds once, so two runs that sum the same terms agree bitwise; see dx_rounding for the adjoint.
 ConvProblem exact_dtype(ConvProblem p, const ConvDomain& d) {
   std::vector<DType> exact;
   for (DType t : d.dtypes)
@@ -63,16 +63,22 @@ ConvProblem exact_dtype(ConvProblem p, const ConvDomain& d) {
   return p;
 }
 
-// Whether the dtype holds every element of the exact dx: in f16 and bf16 a large sum rounds, and
-// the adjoint identity then holds only approximately.
-bool dx_exact(const ConvProblem& p, const ConvHostData& data) {
-  if (p.dtype == DType::f32 || p.dtype == DType::f64) return true;
+// What storing the exact dx in the dtype moves <x, dx> by at most: sum |x_i| * |round(dx_i) - dx_i|
+// (0 in f32 and f64, where the fuzz's integer sums are exact). In f16 and bf16 a large sum rounds
+// once when it is stored (the variants sum in f32, exact on integer data), so the adjoint identity
+// holds within this. Discarding such cases instead left the fuzz at the mercy of its seed: on
+// conv.gemm.wgmma's 72 channels per group, 4-6% of bf16 cases round, and more than 5% discarded
+// fails a property (CI, 2026-11-28).
+double dx_rounding(const ConvProblem& p, const ConvHostData& data) {
+  if (p.dtype == DType::f32 || p.dtype == DType::f64) return 0;
+  const std::vector<double> dx = ref::conv_backward_data(p, data.dy, data.w).dx;
   unsigned char slot[8];
-  for (double v : ref::conv_backward_data(p, data.dy, data.w).dx) {
-    store_from_double(p.dtype, slot, 0, v);
-    if (load_as_double(p.dtype, slot, 0) != v) return false;
+  double moved = 0;
+  for (size_t i = 0; i < dx.size(); ++i) {
+    store_from_double(p.dtype, slot, 0, dx[i]);
+    moved += std::fabs(data.x[i]) * std::fabs(load_as_double(p.dtype, slot, 0) - dx[i]);
   }
-  return true;
+  return moved;
 }
 
 // How far <x, dx> may lie from the exact <conv(x, w), dy>: 0 for a variant that sums the direct
@@ -123,7 +129,7 @@ TEST_P(ConvProperty, Adjoint) {
     const DataSpec spec{*rc::gen::inRange<uint64_t>(1, 1u << 30), DataKind::ints};
     require_supported(v, b, p, prop);
     ConvHostData data = make_conv_data(p, spec);
-    if (!dx_exact(p, data)) prop.discard("dx rounds in " + std::string(dtype_name(p.dtype)));
+    const double rounding = dx_rounding(p, data);
     const std::vector<double> y = ref::conv_forward(p, data.x, data.w);
     double forward = 0, backward = 0;
     for (size_t i = 0; i < y.size(); ++i) forward += y[i] * data.dy[i];
@@ -131,7 +137,7 @@ TEST_P(ConvProperty, Adjoint) {
     const std::optional<ref::ConvBound> bound = conv_model_bound(v.error_model, p, data.dy, data.w);
     const std::vector<double> dx = run_variant(v, b, p, std::move(data), spec, prop);
     for (size_t i = 0; i < dx.size(); ++i) backward += x[i] * dx[i];
-    if (std::fabs(forward - backward) > adjoint_tolerance(p, bound, x, dx))
+    if (std::fabs(forward - backward) > adjoint_tolerance(p, bound, x, dx) + rounding)
       prop.fail("adjoint: <conv(x, w), dy> = " + std::to_string(forward) + " but <x, dx> = " + std::to_string(backward) +
                 "\n  problem: " + conv_to_string(p) + "\n  replay: " + conv_replay_command(p, v, b, spec));
     prop.ran(fuzz::conv_observed_tags(p));
