@@ -73,9 +73,9 @@ struct MaxTileShape {
 // The bytes of a global-memory sector, and the fewest lanes (a power of two) whose `bytes` each
 // fill one.
 inline constexpr int64_t kSectorBytes = 32;
-inline int64_t lanes_filling(int64_t sector, int64_t bytes) {
+inline int64_t lanes_filling_a_sector(int64_t bytes) {
   int64_t lanes = 1;
-  while (lanes * bytes < sector) lanes *= 2;
+  while (lanes * bytes < kSectorBytes) lanes *= 2;
   return lanes;
 }
 
@@ -144,10 +144,11 @@ inline bool shape_max_tiles(const Problem& p, const MaxTileBytes& per, const Max
   // of those fits). Fewer lanes keep more positions per window but use a few bytes of each
   // sector they read. H100, 2026-11-27 (bench/results/2026-11-27_h100_tile_lanes.md), channels-
   // last stride-1 rows where the ratio alone chose 1 or 2 lanes, ms at those -> at 4 lanes:
-  // max.gather.counted k3 f16 (32,128,56,56) 0.437 -> 0.195, k5 3D bf16 0.045 -> 0.038, k7 f32
-  // 0.046 -> 0.034; max.gather.tiled 0.427 -> 0.195, 0.089 -> 0.050, but 0.049 -> 0.060 on k7.
+  // max.gather.counted k3 f16 (32,128,56,56) 0.430 -> 0.190, k5 3D bf16 0.049 -> 0.047, but k7
+  // f32 (16,96,33,33) 0.039 -> 0.042; max.gather.tiled 0.425 -> 0.195, 0.088 -> 0.050, but 0.049
+  // -> 0.060 on k7 (small enough for L2, where the halo costs more than the wasted bytes).
   const int64_t sector_lanes = std::min<int64_t>(
-      {lanes_filling(kSectorBytes, dtype_size(p.dtype) + index_type_size(p.index_type)), budget.lanes, std::max<int64_t>(p.c, 1)});
+      {lanes_filling_a_sector(dtype_size(p.dtype) + index_type_size(p.index_type)), budget.lanes, std::max<int64_t>(p.c, 1)});
   double best_ratio = -1;
   for (const int64_t floor : {cl ? sector_lanes : 1, int64_t{1}}) {
     for (int64_t want = cl ? budget.lanes : 1; want >= floor; want /= 2) {
