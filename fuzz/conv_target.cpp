@@ -3,6 +3,7 @@
 #include "fuzz/conv_coverage.hpp"
 #include "fuzz/conv_problem_gen.hpp"
 #include "fuzz/generated_target.hpp"
+#include "fuzz/simplify.hpp"
 #include "src/harness/conv_verify.hpp"
 
 namespace pg::fuzz {
@@ -30,6 +31,7 @@ class ConvTarget final : public GeneratedTarget<ConvVariant, ConvCase, ConvExpec
   std::vector<std::string> tags(const ConvCase& c, const ConvExpected*) const override {
     return conv_observed_tags(c.problem);
   }
+  std::vector<ConvProblem> simpler(const ConvProblem& p) const override { return simpler_conv_problems(p); }
   CaseFile case_file(const ConvCase& c) const override {
     return {"conv", v_.name, "", conv_to_string(c.problem), c.data, ""};
   }

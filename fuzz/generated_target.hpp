@@ -1,9 +1,10 @@
 // The part of a campaign Target that does not depend on the op: one registry variant on one kind
 // of backend, cases drawn from one RapidCheck generator, discarded where the variant's supports()
-// says no, shrunk greedily with RapidCheck's own shrinks, a verified case turned into a Trial
-// (with its case file on failure), and a case's oracle answer and tags kept in the case for
-// every target of the same kind that runs it. fuzz/pool_target.cpp and
-// fuzz/conv_target.cpp derive from it and say only how one case of their op is verified and tagged.
+// says no, shrunk greedily with RapidCheck's own shrinks and then one problem parameter at a time
+// (fuzz/simplify.hpp), a verified case turned into a Trial (with its case file on failure), and a
+// case's oracle answer and tags kept in the case for every target of the same kind that runs it.
+// fuzz/pool_target.cpp and fuzz/conv_target.cpp derive from it and say only how one case of their
+// op is verified, tagged and simplified.
 #pragma once
 
 #include <functional>
@@ -76,6 +77,7 @@ class GeneratedTarget : public Target {
     }
     Trial best = check(c, b);
     if (best.verdict != Trial::Verdict::fail || best.signature != signature) return best;
+    Case best_case = c;
     // Greedy: take the first shrink that still fails the same way, then shrink that, until no
     // shrink does or the budget is spent.
     int runs = 1;
@@ -98,7 +100,24 @@ class GeneratedTarget : public Target {
         Trial t = check(c, b);
         if (t.verdict == Trial::Verdict::fail && t.signature == signature) {
           best = std::move(t);
+          best_case = c;
           current = std::move(*next);
+          smaller = true;
+          break;
+        }
+      }
+    }
+    // Then the problem itself, one parameter at a time (fuzz/simplify.hpp), greedily the same
+    // way: where RapidCheck's walk stopped depends on the failure it started from.
+    for (bool smaller = true; smaller && runs < max_runs && !stop;) {
+      smaller = false;
+      for (Case& s : simpler_cases(best_case)) {
+        if (runs >= max_runs || stop) break;
+        ++runs;
+        Trial t = check(s, b);
+        if (t.verdict == Trial::Verdict::fail && t.signature == signature) {
+          best = std::move(t);
+          best_case = std::move(s);
           smaller = true;
           break;
         }
@@ -127,6 +146,8 @@ class GeneratedTarget : public Target {
                                     const VerifyOptions& quiet) const = 0;
   // The case's coverage tags (`oracle`: its answer, whose data the tags may look at).
   virtual std::vector<std::string> tags(const Case& c, const Oracle* oracle) const = 0;
+  // Problems one step simpler than p (fuzz/simplify.hpp), in the order to try them.
+  virtual std::vector<decltype(Case::problem)> simpler(const decltype(Case::problem)& p) const = 0;
   // The case as a case file holds it (backend, signature and report are filled in later), and
   // its replay line on `b`.
   virtual CaseFile case_file(const Case& c) const = 0;
@@ -158,6 +179,19 @@ class GeneratedTarget : public Target {
       t.answered_oracle = answered;
       return t;
     };
+  }
+
+  // Cases one step simpler than c: its simpler problems on its data, then its problem on small
+  // integers (DataKind::ints) where it has other data (special values, reals, foreign indices),
+  // which a failure that does not need them is easier to read on.
+  std::vector<Case> simpler_cases(const Case& c) const {
+    std::vector<Case> out;
+    for (auto& p : simpler(c.problem)) out.push_back({std::move(p), c.data});
+    if (c.data.kind != DataKind::ints) {
+      out.push_back(c);
+      out.back().data.kind = DataKind::ints;
+    }
+    return out;
   }
 
   // One case alone, as shrinking runs it (a shrink outside the domain is a discard: not taken).

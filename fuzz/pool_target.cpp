@@ -2,6 +2,7 @@
 
 #include "fuzz/coverage.hpp"
 #include "fuzz/generated_target.hpp"
+#include "fuzz/simplify.hpp"
 #include "fuzz/problem_gen.hpp"
 
 namespace pg::fuzz {
@@ -31,6 +32,7 @@ class PoolTarget final : public GeneratedTarget<Variant, PoolCase, Expected> {
   std::vector<std::string> tags(const PoolCase& c, const Expected* oracle) const override {
     return observed_tags(c.problem, c.data, v_.inputs, oracle ? &oracle->data.x : nullptr);
   }
+  std::vector<Problem> simpler(const Problem& p) const override { return simpler_problems(p); }
   CaseFile case_file(const PoolCase& c) const override {
     return {"pool", v_.name, "", to_string(c.problem), c.data, v_.plugin};
   }
