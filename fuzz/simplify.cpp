@@ -58,99 +58,86 @@ int64_t complexity(const ConvProblem& p) {
   return complexity(p, p.c + p.k + p.groups + (p.pad_mode != ConvPadMode::explicit_pads));
 }
 
-// The candidates both kinds share (finalize and validate are the caller's): an axis dropped, the
-// batch, the per-axis parameters, the layout and the dtype. `add` keeps those valid and simpler.
-template <class P, class Add>
-void shared_steps(const P& p, Add add) {
-  for (int a = kAxes - p.dims; p.dims > 1 && a < kAxes; ++a) add(without_axis(p, a));
-  for (const int64_t n : lower_values(p.n, 1)) {
-    P q = p;
-    q.n = n;
-    add(q);
+// Finalized in place; whether it is valid. Under pad=same or pad=valid, conv_finalize sets the
+// pads again, so a pad step may change nothing: complexity() then turns it away.
+bool finish(Problem& q) {
+  finalize(q);
+  return validate(q).empty();
+}
+
+bool finish(ConvProblem& q) {
+  conv_finalize(q);
+  return conv_validate(q).empty();
+}
+
+// The candidates of p, in the order they are added: each a copy of p with one change, kept where
+// it is valid and simpler than p.
+template <class P>
+class Candidates {
+ public:
+  explicit Candidates(const P& p) : p_(p) {}
+
+  template <class Change>
+  void add(Change change) {
+    P q = p_;
+    change(q);
+    if (finish(q) && complexity(q) < complexity(p_)) out_.push_back(q);
   }
+  // One candidate for each of lower_values(v, least), `set(q, value)` making it.
+  template <class Set>
+  void lower(int64_t v, int64_t least, Set set) {
+    for (const int64_t x : lower_values(v, least)) add([&](P& q) { set(q, x); });
+  }
+
+  std::vector<P> take() { return std::move(out_); }
+
+ private:
+  const P& p_;
+  std::vector<P> out_;
+};
+
+// The steps both kinds share: an axis dropped, the batch, the per-axis parameters, the layout and
+// the dtype.
+template <class P>
+void shared_steps(const P& p, Candidates<P>& c) {
+  for (int a = kAxes - p.dims; p.dims > 1 && a < kAxes; ++a) c.add([a](P& q) { q = without_axis(q, a); });
+  c.lower(p.n, 1, [](P& q, int64_t n) { q.n = n; });
   for (const AxisField<P>& f : axis_fields<P>())
     for (int a = kAxes - p.dims; a < kAxes; ++a)
-      for (const int64_t v : lower_values((p.*f.values)[a], f.least)) {
-        P q = p;
-        (q.*f.values)[a] = v;
-        add(q);
-      }
-  if (p.layout != Layout::channels_first) {
-    P q = p;
-    q.layout = Layout::channels_first;
-    add(q);
-  }
-  if (p.dtype != DType::f32) {
-    P q = p;
-    q.dtype = DType::f32;
-    add(q);
-  }
+      c.lower((p.*f.values)[a], f.least, [&](P& q, int64_t v) { (q.*f.values)[a] = v; });
+  if (p.layout != Layout::channels_first) c.add([](P& q) { q.layout = Layout::channels_first; });
+  if (p.dtype != DType::f32) c.add([](P& q) { q.dtype = DType::f32; });
 }
 
 }  // namespace
 
 std::vector<Problem> simpler_problems(const Problem& p) {
-  std::vector<Problem> out;
-  auto add = [&](Problem q) {
-    finalize(q);
-    if (validate(q).empty() && complexity(q) < complexity(p)) out.push_back(q);
-  };
-  shared_steps(p, add);
-  for (const int64_t c : lower_values(p.c, 1)) {
-    Problem q = p;
-    q.c = c;
-    add(q);
-  }
-  if (p.ceil_mode) {
-    Problem q = p;
-    q.ceil_mode = false;
-    add(q);
-  }
-  if (p.has_divisor_override) {
-    Problem q = p;
-    q.has_divisor_override = false;
-    q.divisor_override = 0;
-    add(q);
-  }
-  return out;
+  Candidates<Problem> c(p);
+  shared_steps(p, c);
+  c.lower(p.c, 1, [](Problem& q, int64_t v) { q.c = v; });
+  if (p.ceil_mode) c.add([](Problem& q) { q.ceil_mode = false; });
+  if (p.has_divisor_override)
+    c.add([](Problem& q) {
+      q.has_divisor_override = false;
+      q.divisor_override = 0;
+    });
+  return c.take();
 }
 
 std::vector<ConvProblem> simpler_conv_problems(const ConvProblem& p) {
-  std::vector<ConvProblem> out;
-  auto add = [&](ConvProblem q) {
-    conv_finalize(q);
-    // Under pad=same or pad=valid, finalize sets the pads again: a pad step may change nothing.
-    if (conv_validate(q).empty() && complexity(q) < complexity(p)) out.push_back(q);
-  };
-  shared_steps(p, add);
-  if (p.groups > 1) {
-    ConvProblem merged = p;  // the same channels, one group
-    merged.groups = 1;
-    add(merged);
-  }
-  for (const int64_t g : lower_values(p.groups, 1)) {  // fewer groups of the same size
-    ConvProblem q = p;
+  Candidates<ConvProblem> c(p);
+  shared_steps(p, c);
+  if (p.groups > 1) c.add([](ConvProblem& q) { q.groups = 1; });  // the same channels, one group
+  c.lower(p.groups, 1, [&p](ConvProblem& q, int64_t g) {  // fewer groups of the same size
     q.groups = g;
     q.c = g * p.c_per_group();
     q.k = g * p.k_per_group();
-    add(q);
-  }
-  for (const int64_t c : lower_values(p.c_per_group(), 1)) {
-    ConvProblem q = p;
-    q.c = p.groups * c;
-    add(q);
-  }
-  for (const int64_t k : lower_values(p.k_per_group(), 1)) {
-    ConvProblem q = p;
-    q.k = p.groups * k;
-    add(q);
-  }
-  if (p.pad_mode != ConvPadMode::explicit_pads) {
-    ConvProblem q = p;  // the pads the mode resolved to, given explicitly
-    q.pad_mode = ConvPadMode::explicit_pads;
-    add(q);
-  }
-  return out;
+  });
+  c.lower(p.c_per_group(), 1, [&p](ConvProblem& q, int64_t v) { q.c = p.groups * v; });
+  c.lower(p.k_per_group(), 1, [&p](ConvProblem& q, int64_t v) { q.k = p.groups * v; });
+  // The pads the mode resolved to, given explicitly.
+  if (p.pad_mode != ConvPadMode::explicit_pads) c.add([](ConvProblem& q) { q.pad_mode = ConvPadMode::explicit_pads; });
+  return c.take();
 }
 
 }  // namespace pg::fuzz
