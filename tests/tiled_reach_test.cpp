@@ -10,7 +10,6 @@
 // tiles of whole channels-first planes (their sums leave as one run), the last group partial, and
 // those whose windows are read as one run of dy.
 // max.gather.counted: the same tiles, planes and lanes, and tiles of whole channels-first planes.
-// max.scatter.ring: its swept axes, lane groups, bands, rings and inner tiles.
 // avg.gather.planes: several blocks with a partial last one, several planes per block, each of its
 // sums (runs with the kernel of 3 unrolled, runs of any kernel up to 8, per element with and
 // without the unrolled tap loop), a partial last run, and both divisor paths.
@@ -28,7 +27,6 @@
 #include "kernels/avg/avg_gather_tiled.hpp"
 #include "kernels/max/max_gather_counted.hpp"
 #include "kernels/max/max_gather_tiled.hpp"
-#include "kernels/max/max_scatter_ring.hpp"
 
 namespace pg {
 namespace {
@@ -133,49 +131,6 @@ TEST(MaxCountedReach, TheFuzzDrawsEveryTileStructure) {
   ASSERT_TRUE(ok);
   expect_each_reached(seen, cases,
                       {"whole-plane tiles", "whole-plane tiles, the last group partial", "windows read as one run of dy"});
-}
-
-// max.scatter.ring: the swept axis D, H or W (the first with a reach), lane groups with a partial
-// last, bands along the swept axis with a partial last, a ring shorter than the band (rows
-// reused) and one as long as a band shorter than the reach, inner tiles with a partial last,
-// and boxes no window covers (a stride past the window leaves rows of zeros).
-TEST(MaxRingReach, TheFuzzDrawsEveryItemStructure) {
-  Seen seen;
-  int cases = 0;
-  const bool ok = rc::check("max.scatter.ring's plans on the fuzz's problems", [&] {
-    for (int draw = 0; draw < 10; ++draw) {
-      const Problem p = *fuzz::problem(Op::max, MaxScatterRing::domain());
-      if (!MaxScatterRing::supports(p).ok || p.n == 0) continue;
-      MaxRingPlan plan;
-      const size_t accum = p.dtype == DType::f64 ? 8 : 4;
-      RC_ASSERT(plan_max_ring(p, accum, kMaxRingCpuBudget, &plan));
-      RC_ASSERT(plan.ring_elems * accum <= kMaxRingCpuBudget.bytes / kMaxRingCpuBudget.lanes);
-      RC_ASSERT(plan.ring_elems <= kMaxRingCpuElems);
-      ++cases;
-      static const char* kAxisName[kAxes] = {"D", "H", "W"};
-      const int s = plan.sweep;
-      ++seen[std::string("swept along ") + kAxisName[s]];
-      if (p.c > plan.lanes && p.c % plan.lanes != 0) ++seen["lane groups, the last partial"];
-      if (plan.count[s] > 1 && p.in[s] % plan.tile[s] != 0) ++seen["bands, the last partial"];
-      const int64_t reach = p.dilation[s] * (p.kernel[s] - 1);
-      if (plan.ring < plan.tile[s]) ++seen["a ring shorter than the band"];
-      if (plan.ring == plan.tile[s] && plan.tile[s] <= reach) ++seen["a band no longer than the reach"];
-      for (int a = s + 1; a < kAxes; ++a)
-        if (plan.count[a] > 1 && p.in[a] % plan.tile[a] != 0) ++seen["inner tiles, the last partial"];
-      for (int a = 0; a < kAxes; ++a)
-        if (p.stride[a] > p.dilation[a] * (p.kernel[a] - 1) + 1) ++seen["positions no window covers"];
-    }
-  });
-  ASSERT_TRUE(ok);
-  std::string report;
-  for (const auto& [what, n] : seen) report += "\n  " + what + ": " + std::to_string(n);
-  std::cout << cases << " cases:" << report << "\n";
-  for (const char* what : {"swept along D", "swept along H", "swept along W", "lane groups, the last partial",
-                           "bands, the last partial", "a ring shorter than the band", "a band no longer than the reach",
-                           "inner tiles, the last partial", "positions no window covers"}) {
-    const auto it = seen.find(what);
-    EXPECT_GE(it == seen.end() ? 0 : it->second, cases / 100) << what << " in " << cases << " cases:" << report;
-  }
 }
 
 // 1,000 draws: the run paths take stride-1 W axes only (about one in

@@ -14,7 +14,6 @@
 #include "kernels/max/max_gather_stream.hpp"
 #include "kernels/max/max_gather_tiled.hpp"
 #include "kernels/max/max_scatter.hpp"
-#include "kernels/max/max_scatter_ring.hpp"
 #include "kernels/register.hpp"
 
 namespace pg {
@@ -30,7 +29,6 @@ using MaxVariants = VariantList<MaxScatterStored,
                                 MaxGatherTiled,
                                 MaxGatherCounted,
                                 MaxGatherRows,
-                                MaxScatterRing,
                                 MaxScatterRecompute,
                                 MaxGatherRecompute,
                                 MaxDirectStored,
