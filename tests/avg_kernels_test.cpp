@@ -19,6 +19,7 @@
 #include "tests/backend_main.hpp"
 #include "kernels/avg/avg_gather_box3.hpp"
 #include "kernels/avg/avg_gather_k3s2.hpp"
+#include "kernels/avg/avg_gather_columns.hpp"
 #include "kernels/avg/avg_gather_planes.hpp"
 #include "kernels/avg/avg_geometry.hpp"
 #include "src/harness/registry.hpp"
@@ -341,6 +342,46 @@ TEST(AvgKernels, PlanesTakesEveryPath) {
   finalize(row);
   EXPECT_TRUE(runs(*planes, row)) << why(*planes, row);
   verify_all(row, DataKind::real);
+}
+
+TEST(AvgKernels, ColumnsTakesEveryPath) {
+  // avg.gather.columns: the 3 x 3 and 1D 3 walks and the walk of any kernel up to 8 (2, 5, 8),
+  // no padding and padding on both edges, rows wider than the CPU block's threads, several planes
+  // per block and a partial last block, one divisor for every window and a divisor per window,
+  // divisor_override, f64 and bf16.
+  const Variant* columns = find_variant("avg.gather.columns");
+  ASSERT_NE(columns, nullptr);
+  const std::vector<Problem> cases = {
+      avg_problem(2, 3, {7, 12}, 3, 1, 1),  // 3 x 3
+      avg_problem(3, 2, {37}, 3, 1, 1),     // 1D 3
+      avg_problem(2, 3, {9, 4}, 3, 1, 0),   // 3 x 3 unpadded, W below the threads
+      avg_problem(2, 3, {6, 11}, 2, 1, 1),  // kernel 2
+      avg_problem(2, 2, {9, 16}, 5, 1, 2),  // kernel 5
+      avg_problem(1, 3, {8, 10}, 8, 1, 4),  // kernel 8, every window row past an edge
+      avg_problem(2, 2, {40}, 7, 1, 3),     // 1D 7
+  };
+  for (const Problem& base : cases)
+    for (Divisor rule : {Divisor::include_pad, Divisor::exclude_pad})
+      for (DType t : {DType::f32, DType::bf16, DType::f64}) {
+        Problem p = base;
+        p.divisor = rule;
+        p.dtype = t;
+        finalize(p);
+        AvgColumnsPlan plan;
+        ASSERT_TRUE(plan_avg_columns(p, t == DType::f64 ? 8 : 4, kColumnsCpuBudget, &plan)) << to_string(p);
+        EXPECT_TRUE(runs(*columns, p)) << to_string(p) << ": " << why(*columns, p);
+        verify_all(p, DataKind::real);
+      }
+  Problem override = avg_problem(2, 3, {7, 12}, 3, 1, 1);
+  override.has_divisor_override = true;
+  override.divisor_override = -7;
+  finalize(override);
+  EXPECT_TRUE(runs(*columns, override)) << why(*columns, override);
+  verify_all(override, DataKind::real);
+  // Outside its windows: stride 2, dilation, a kernel of 9, channels-last.
+  Problem stride2 = avg_problem(2, 3, {9, 13}, 3, 2, 1);
+  Problem wide = avg_problem(2, 2, {40}, 9, 1, 4);
+  for (const Problem& p : {stride2, wide}) EXPECT_FALSE(runs(*columns, p)) << to_string(p);
 }
 
 TEST(AvgKernels, Box3Path) {

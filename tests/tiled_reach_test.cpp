@@ -13,6 +13,9 @@
 // avg.gather.planes: several blocks with a partial last one, several planes per block, each of its
 // sums (runs with the kernel of 3 unrolled, runs of any kernel up to 8, per element with and
 // without the unrolled tap loop), a partial last run, and both divisor paths.
+// avg.gather.columns: several blocks with a partial last one, several planes per block, more
+// columns than threads, each of its column walks (3 x 3 and a 1D 3 exactly, any kernel up to 8),
+// window rows and columns past both edges, and both divisor paths.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
@@ -23,6 +26,7 @@
 #include <vector>
 
 #include "fuzz/problem_gen.hpp"
+#include "kernels/avg/avg_gather_columns.hpp"
 #include "kernels/avg/avg_gather_planes.hpp"
 #include "kernels/avg/avg_gather_tiled.hpp"
 #include "kernels/max/max_gather_counted.hpp"
@@ -171,6 +175,40 @@ TEST(AvgPlanesReach, TheFuzzDrawsEveryBlockStructure) {
     EXPECT_GE(it == seen.end() ? 0 : it->second, cases / 100) << what << " in " << cases << " cases:" << report;
   }
   EXPECT_GE(seen["per element, any taps"], 1) << report;
+}
+
+TEST(AvgColumnsReach, TheFuzzDrawsEveryBlockStructure) {
+  Seen seen;
+  int cases = 0;
+  const bool ok = rc::check("avg.gather.columns' block plans on the fuzz's problems", [&] {
+    for (int draw = 0; draw < 10; ++draw) {
+      const Problem p = *fuzz::problem(Op::avg, AvgGatherColumns::domain());
+      if (!AvgGatherColumns::supports(p).ok || p.n == 0) continue;
+      AvgColumnsPlan plan;
+      RC_ASSERT(plan_avg_columns(p, p.dtype == DType::f64 ? 8 : 4, kColumnsCpuBudget, &plan));
+      RC_ASSERT(plan.bytes <= kColumnsSmemBytes);
+      ++cases;
+      const int64_t outer = p.n * p.c;
+      if (outer > plan.planes && outer % plan.planes != 0) ++seen["several blocks, the last partial"];
+      if (plan.planes > 1) ++seen["several planes per block"];
+      if (plan.planes * plan.W > plan.threads) ++seen["more columns than threads"];
+      constexpr int K = kColumnsExactKernel;
+      ++seen[plan.KH == K && plan.KW == K ? "3 x 3" : plan.KH == 1 && plan.KW == K ? "1D 3" : "any kernel up to 8"];
+      if (plan.PH > 0 && plan.OH + plan.KH - 1 > plan.H + plan.PH) ++seen["window rows past both edges"];
+      if (plan.PW > 0 && plan.OW + plan.KW - 1 > plan.W + plan.PW) ++seen["window columns past both edges"];
+      ++seen[plan.uniform ? "one divisor for every window" : "a divisor per window"];
+    }
+  });
+  ASSERT_TRUE(ok);
+  std::string report;
+  for (const auto& [what, n] : seen) report += "\n  " + what + ": " + std::to_string(n);
+  std::cout << cases << " cases:" << report << "\n";
+  for (const char* what : {"several blocks, the last partial", "several planes per block", "more columns than threads",
+                           "3 x 3", "1D 3", "any kernel up to 8", "window rows past both edges",
+                           "window columns past both edges", "one divisor for every window", "a divisor per window"}) {
+    const auto it = seen.find(what);
+    EXPECT_GE(it == seen.end() ? 0 : it->second, cases / 100) << what << " in " << cases << " cases:" << report;
+  }
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "kernels/avg/avg_direct_exact_cl.hpp"
 #include "kernels/avg/avg_gather.hpp"
 #include "kernels/avg/avg_gather_box3.hpp"
+#include "kernels/avg/avg_gather_columns.hpp"
 #include "kernels/avg/avg_gather_k3s2.hpp"
 #include "kernels/avg/avg_gather_planes.hpp"
 #include "kernels/avg/avg_gather_stream.hpp"
@@ -17,6 +18,7 @@
 namespace pg {
 
 using AvgVariants = VariantList<AvgScatterAtomic, AvgGather, AvgGatherBox3, AvgDirect, AvgDirectExactCl, AvgDirectExactCf,
-                                AvgGatherTiled, AvgGatherK3S2, AvgGatherPlanes, AvgGatherStream, AvgBroadcastPlane>;
+                                AvgGatherTiled, AvgGatherK3S2, AvgGatherPlanes, AvgGatherStream, AvgBroadcastPlane,
+                                AvgGatherColumns>;
 
 }  // namespace pg

@@ -1,0 +1,329 @@
+// avg.gather.columns: the average pool backward for stride-1, undilated windows of 2 to 8 taps
+// (1D and 2D, any padding, every divisor rule, divisor_override) in channels-first, when a plane's
+// dy fits in shared memory: a block loads whole planes of dy once, flat, and each thread walks
+// one dx column down its plane, summing a window row's taps once per row and keeping the last
+// kernel_h row sums in registers.
+//
+// Why: avg.gather.planes, the best before it on these windows, ran Inception's k3s1p1 rows at
+// 59-66% of the copy ceiling on the H100 and 42-54% on the H200, issue bound: ncu (H200,
+// 2026-11-28) counted 82 thread instructions per dx element on Mixed_5b: 11% per-block tables,
+// 47% the load (each value's window row, column and reciprocal tracked, margins zeroed) and 41%
+// the sums (a work item's plane, row and tables found by division). Here
+//   1. when windows differ in divisor, each window's reciprocal divisor (one plane's worth,
+//      shared by the block's planes);
+//   2. s = dy of the block's planes, read flat and stored flat (a value's place in shared memory
+//      is its place in the block's dy; times its window's reciprocal when divisors differ);
+//   3. per dx column (plane, x), the window columns covering x are fixed: each window row's sum
+//      over them, h(oy), is computed once, the last kernel_h of them kept in registers (zeros for
+//      rows outside the plane), and dx(y, x) is their sum (times the one reciprocal when every
+//      window has the same divisor). Consecutive threads take consecutive columns: the shared-
+//      memory reads fall in consecutive banks, and the stores of a row are coalesced.
+// Every dx element is written once; sums run in a fixed order: deterministic, no atomics. A term
+// rounds at most twice more than the exact value (the reciprocal and its product; a uniform
+// divisor's one product per sum): inside the oracle's (terms + 2) u. Positions are always taps of
+// several windows here (a kernel of 2 or more), where the avg variants agree only within that
+// bound, never bitwise.
+//
+// The CPU backend runs the same phases with emulated threads and a small budget
+// (kColumnsCpuBudget), so fuzz-sized problems span several blocks, several planes per block, a
+// partial last block, and more columns than threads.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+#include "src/model/backend.hpp"
+#include "src/model/variant.hpp"
+#include "kernels/avg/avg_geometry.hpp"
+#include "kernels/common/exec.hpp"
+#include "kernels/common/variant_defaults.hpp"
+
+namespace pg {
+
+inline constexpr int kColumnsThreads = 256;             // the most threads of a block on a GPU
+inline constexpr size_t kColumnsSmemBytes = 48 * 1024;  // shared memory a block may use without opt-in
+// The widest kernel along H and W: the row sums kept in registers and the taps of a row sum,
+// unrolled and predicated. The common 3 x 3 (and a 1D 3) runs with exactly 3.
+inline constexpr int kColumnsMaxKernel = 8;
+inline constexpr int kColumnsExactKernel = 3;
+// dy values each thread loads before it stores any.
+inline constexpr int kColumnsLoadBatch = 8;
+
+// Threads per block, and the granule the block's thread count rounds up to (a warp on a GPU).
+struct ColumnsBudget {
+  int threads, granule;
+};
+inline constexpr ColumnsBudget kColumnsGpuBudget{kColumnsThreads, 32};
+// On the CPU backend, few threads: fuzz-sized planes give more columns than threads.
+inline constexpr ColumnsBudget kColumnsCpuBudget{12, 1};
+
+// How planes are grouped and shared memory carved, the same on the host and in the kernel.
+struct AvgColumnsPlan {
+  int planes;              // planes per block (the last block may have fewer)
+  int H, W, OH, OW;        // dx and dy extents of a plane
+  int in_vol, out_vol;     // H * W and OH * OW
+  int KH, KW, PH, PW;      // kernel and leading padding along H and W
+  int threads;             // threads per block
+  int step_window;         // threads % out_vol: how far a thread's next dy value's window moves
+  bool uniform;            // every window has the same divisor: `divisor`
+  double divisor;
+  Divider<int32_t> by_w, by_out_vol;
+  size_t recip_at, bytes;  // the reciprocals (when divisors differ) after the planes' s
+};
+
+// The plan, or false when the problem is not one of these windows or one plane does not fit.
+inline bool plan_avg_columns(const Problem& p, size_t accum_size, const ColumnsBudget& budget, AvgColumnsPlan* plan) {
+  if (p.layout != Layout::channels_first) return false;
+  // D one position (1D and 2D problems); H and W stride 1, no dilation, kernels up to 8, some
+  // kernel of 2 or more (else no position is a tap of two windows, where avg variants divide).
+  if (p.in[0] != 1 || p.kernel[0] != 1 || p.pad_begin[0] != 0 || p.pad_end[0] != 0) return false;
+  for (int a = 1; a < kAxes; ++a)
+    if (p.stride[a] != 1 || p.dilation[a] != 1 || p.kernel[a] > kColumnsMaxKernel) return false;
+  if (p.kernel[1] < 2 && p.kernel[2] < 2) return false;
+  const int64_t in_vol = p.in[1] * p.in[2], out_vol = p.out[1] * p.out[2];
+  if (in_vol < 1 || out_vol < 1 || in_vol >= (int64_t{1} << 30) || out_vol >= (int64_t{1} << 30)) return false;
+  AvgColumnsPlan q{};
+  q.H = static_cast<int>(p.in[1]);
+  q.W = static_cast<int>(p.in[2]);
+  q.OH = static_cast<int>(p.out[1]);
+  q.OW = static_cast<int>(p.out[2]);
+  q.in_vol = static_cast<int>(in_vol);
+  q.out_vol = static_cast<int>(out_vol);
+  q.KH = static_cast<int>(p.kernel[1]);
+  q.KW = static_cast<int>(p.kernel[2]);
+  q.PH = static_cast<int>(p.pad_begin[1]);
+  q.PW = static_cast<int>(p.pad_begin[2]);
+  // The divisor is the same for every window when it is an override or the kernel size, or when
+  // along every axis every window counts the same taps.
+  const AvgShape<int64_t> g = make_avg_shape<int64_t>(p);
+  q.uniform = true;
+  int64_t count[kAxes];
+  for (int a = 0; a < kAxes && q.uniform; ++a) {
+    count[a] = g.axis[a].count(p.divisor, 0);
+    for (int64_t o = 1; o < p.out[a] && q.uniform; ++o) q.uniform = g.axis[a].count(p.divisor, o) == count[a];
+  }
+  q.divisor = q.uniform ? g.template divisor<double>(count[0], count[1], count[2]) : 1.0;
+  const int64_t plane_bytes = out_vol * static_cast<int64_t>(accum_size);
+  const int64_t recip_bytes = q.uniform ? 0 : plane_bytes;
+  const int64_t fit = (static_cast<int64_t>(kColumnsSmemBytes) - recip_bytes) / plane_bytes;
+  if (fit < 1) return false;
+  // As many planes as give every thread a column (one plane when a row has more columns than the
+  // block threads), no more than fit; then the fewest threads, in whole granules, that take them.
+  const int64_t outer = std::max<int64_t>(1, p.n * p.c);
+  const int64_t planes = std::clamp<int64_t>(budget.threads / q.W, 1, std::min(fit, outer));
+  const int64_t columns = planes * q.W;
+  q.planes = static_cast<int>(planes);
+  q.threads = static_cast<int>(std::min<int64_t>(budget.threads, (columns + budget.granule - 1) / budget.granule * budget.granule));
+  q.step_window = q.threads % q.out_vol;
+  q.by_w = Divider<int32_t>(q.W);
+  q.by_out_vol = Divider<int32_t>(q.out_vol);
+  q.recip_at = static_cast<size_t>(planes * plane_bytes);
+  q.bytes = static_cast<size_t>(planes * plane_bytes + recip_bytes);
+  *plan = q;
+  return true;
+}
+
+// The work of one block on its planes, as phases for plan.threads cooperating threads; every
+// thread finishes a phase before any starts the next (a barrier on the GPU, phase-major order on
+// the CPU).
+template <class T, class Idx>
+struct AvgColumnsBlock {
+  using A = accum_t<T>;
+  AvgShape<Idx> g;
+  AvgColumnsPlan plan;
+  Idx outer;  // N * C planes
+  const T* dy;
+  T* dx;
+
+  struct Frame {
+    Idx outer0;  // first plane of the block
+    int planes;  // planes of this block
+    A* s;        // the block's dy, flat: plane, window row, window column
+    A* recip;    // per window of a plane, 1 / divisor (when divisors differ)
+  };
+
+  PG_HD Frame frame(Idx block_id, unsigned char* smem) const {
+    Frame f;
+    f.outer0 = block_id * plan.planes;
+    const Idx left = outer - f.outer0;
+    f.planes = left < plan.planes ? static_cast<int>(left) : plan.planes;
+    f.s = reinterpret_cast<A*>(smem);
+    f.recip = reinterpret_cast<A*>(smem + plan.recip_at);
+    return f;
+  }
+
+  // Phase 1 (when windows differ in divisor): the reciprocal divisor of each window of a plane.
+  PG_HD void tables(const Frame& f, int tid) const {
+    if (plan.uniform) return;
+    for (int w = tid; w < plan.out_vol; w += plan.threads) {
+      const int oy = w / plan.OW, ox = w - oy * plan.OW;
+      f.recip[w] = A(1) / g.template divisor<A>(g.window_count(0, 0), g.window_count(1, oy), g.window_count(2, ox));
+    }
+  }
+
+  // Phase 2: s = dy of the block's planes (times its window's reciprocal when divisors differ),
+  // consecutive threads reading consecutive values, kColumnsLoadBatch in flight per thread.
+  PG_HD void load(const Frame& f, int tid) const {
+    const int n = f.planes * plan.out_vol;
+    const T* src = dy + f.outer0 * plan.out_vol;
+    int window = tid - plan.by_out_vol.div(tid) * plan.out_vol;  // of value j, in its plane
+    for (int j0 = tid; j0 < n; j0 += kColumnsLoadBatch * plan.threads) {
+      A v[kColumnsLoadBatch];
+#pragma unroll
+      for (int b = 0; b < kColumnsLoadBatch; ++b) {
+        const int j = j0 + b * plan.threads;
+        v[b] = j < n ? static_cast<A>(to_float(src[j])) : A(0);
+      }
+#pragma unroll
+      for (int b = 0; b < kColumnsLoadBatch; ++b) {
+        const int j = j0 + b * plan.threads;
+        if (j >= n) break;
+        f.s[j] = plan.uniform ? v[b] : v[b] * f.recip[window];
+        window += plan.step_window;
+        if (window >= plan.out_vol) window -= plan.out_vol;
+      }
+    }
+  }
+
+  // Phase 3: every dx column of the block's planes. kKH, kKW: the kernel along H and W exactly,
+  // or 0 for any up to kColumnsMaxKernel (the row sums and taps past the kernel predicated off).
+  template <int kKH, int kKW>
+  PG_HD void columns(const Frame& f, int tid) const {
+    constexpr int RH = kKH > 0 ? kKH : kColumnsMaxKernel, RW = kKW > 0 ? kKW : kColumnsMaxKernel;
+    const int KH = kKH > 0 ? kKH : plan.KH;
+    const A scale = plan.uniform ? A(1) / static_cast<A>(plan.divisor) : A(1);
+    const int n = f.planes * plan.W;
+    for (int c = tid; c < n; c += plan.threads) {
+      const int pl = plan.by_w.div(c), x = c - pl * plan.W;
+      // Window columns lo..hi cover x (stride 1: x + PW - KW + 1 .. x + PW, inside the row).
+      const int lo = std::max(x + plan.PW - plan.KW + 1, 0), hi = std::min(x + plan.PW, plan.OW - 1);
+      const int taps = hi - lo + 1;
+      const A* col = f.s + pl * plan.out_vol + lo;
+      // The sum of window row oy over the column's windows; 0 for a row outside the plane.
+      const auto row_sum = [&](int oy) {
+        A h = A(0);
+        if (oy < 0 || oy >= plan.OH) return h;
+        const A* r = col + oy * plan.OW;
+#pragma unroll
+        for (int t = 0; t < RW; ++t)
+          if (t < taps) h += r[t];
+        return h;
+      };
+      // ring[RH - KH + k] holds row y + PH - KH + 1 + k's sum, k < KH, for the y last summed;
+      // before y = 0, rows PH - KH + 1 .. PH - 1 (and one before, shifted out first).
+      A ring[RH];
+#pragma unroll
+      for (int k = 0; k < RH; ++k) ring[k] = A(0);
+#pragma unroll
+      for (int k = 1; k < RH; ++k)
+        if (k >= RH - KH + 1) ring[k] = row_sum(plan.PH - (RH - k));
+      T* out = dx + (f.outer0 + pl) * plan.in_vol + x;
+      for (int y = 0; y < plan.H; ++y) {
+#pragma unroll
+        for (int k = 0; k + 1 < RH; ++k) ring[k] = ring[k + 1];
+        ring[RH - 1] = row_sum(y + plan.PH);
+        A acc = A(0);
+#pragma unroll
+        for (int k = 0; k < RH; ++k)
+          if (k >= RH - KH) acc += ring[k];
+        out[y * plan.W] = from_accum<T>(acc * scale);
+      }
+    }
+  }
+};
+
+// Phase 3 of a block for its kernel: exactly 3 x 3, a 1D 3, or any up to kColumnsMaxKernel.
+template <int kKH, int kKW, class T, class Idx>
+struct AvgColumnsOnCpu {
+  AvgColumnsBlock<T, Idx> block;
+  void operator()(Idx block_id) const {
+    alignas(16) unsigned char smem[kColumnsSmemBytes];
+    const auto f = block.frame(block_id, smem);
+    for (int t = 0; t < block.plan.threads; ++t) block.tables(f, t);
+    for (int t = 0; t < block.plan.threads; ++t) block.load(f, t);
+    for (int t = 0; t < block.plan.threads; ++t) block.template columns<kKH, kKW>(f, t);
+  }
+};
+
+#if PG_GPU_COMPILER
+
+template <int kKH, int kKW, class T, class Idx>
+__global__ void __launch_bounds__(kColumnsThreads) avg_columns_kernel(AvgColumnsBlock<T, Idx> block, Idx blocks) {
+  extern __shared__ double avg_columns_smem[];
+  const int tid = threadIdx.x;
+  for (Idx b = blockIdx.x; b < blocks; b += gridDim.x) {
+    const auto f = block.frame(b, reinterpret_cast<unsigned char*>(avg_columns_smem));
+    if (!block.plan.uniform) {
+      block.tables(f, tid);
+      __syncthreads();  // load() reads the reciprocals
+    }
+    block.load(f, tid);
+    __syncthreads();
+    block.template columns<kKH, kKW>(f, tid);
+    __syncthreads();  // the next block's load must not overwrite what these sums still read
+  }
+}
+
+#endif
+
+struct AvgGatherColumns : VariantDefaults {
+  static constexpr PoolTraits traits{
+      .name = "avg.gather.columns", .op = Op::avg, .inputs = Inputs::dy_only, .deterministic = true};
+  // Stride-1 undilated windows of 2 to 8 taps, the same along H and W, 1D and 2D, channels-first,
+  // whose plane fits in shared memory (supports()). Sizes for the fuzz: on the CPU backend's
+  // budget, rows wider than a block's threads, several planes per block and a partial last one.
+  static Domain domain() {
+    Domain d;
+    d.max_dims = 2;
+    d.windows = WindowRule::listed;
+    for (int64_t k = 2; k <= kColumnsMaxKernel; ++k) d.shapes.push_back({.kernel = k, .stride = 1, .pad_min = 0, .pad_max = k / 2});
+    d.layouts = {Layout::channels_first};
+    d.dilation = false;
+    d.reach[1] = 9;
+    d.reach[2] = 14;
+    return d;
+  }
+
+  static Support supports(const Problem& p) {
+    AvgColumnsPlan plan;
+    if (!plan_avg_columns(p, p.dtype == DType::f64 ? 8 : 4, ColumnsBudget{1, 1}, &plan))
+      return Support::no("a plane's dy does not fit a 48 KiB shared-memory block");
+    return Support::yes();
+  }
+
+  template <class Exec>
+  static void launch(const Exec& ex, const Problem& p, const BwdBuffers& b) {
+    if (p.in_elems() == 0) return;
+    with_avg_types(p, [&](auto tag, auto idx) {
+      using T = decltype(tag);
+      using Idx = decltype(idx);
+      AvgColumnsPlan plan;
+      const ColumnsBudget& budget = Exec::is_gpu ? kColumnsGpuBudget : kColumnsCpuBudget;
+      if (!plan_avg_columns(p, sizeof(accum_t<T>), budget, &plan)) throw Error("avg.gather.columns: no plane fits");
+      AvgColumnsBlock<T, Idx> block{make_avg_shape<Idx>(p), plan, static_cast<Idx>(p.n * p.c),
+                                    static_cast<const T*>(b.dy), static_cast<T*>(b.dx)};
+      const int64_t blocks = (p.n * p.c + plan.planes - 1) / plan.planes;
+      constexpr int K = kColumnsExactKernel;
+      if (plan.KH == K && plan.KW == K) launch_blocks<K, K>(ex, block, blocks);
+      else if (plan.KH == 1 && plan.KW == K) launch_blocks<1, K>(ex, block, blocks);
+      else launch_blocks<0, 0>(ex, block, blocks);
+    });
+  }
+
+ private:
+  template <int kKH, int kKW, class T, class Idx>
+  static void launch_blocks(const CpuExec& ex, const AvgColumnsBlock<T, Idx>& block, int64_t blocks) {
+    ex.template for_each<Idx>(blocks, AvgColumnsOnCpu<kKH, kKW, T, Idx>{block});
+  }
+#if PG_GPU_COMPILER
+  template <int kKH, int kKW, class T, class Idx>
+  static void launch_blocks(const GpuExec& ex, const AvgColumnsBlock<T, Idx>& block, int64_t blocks) {
+    const unsigned grid = static_cast<unsigned>(std::min<int64_t>(blocks, int64_t{1} << 20));
+    avg_columns_kernel<kKH, kKW, T, Idx><<<grid, block.plan.threads, block.plan.bytes, ex.stream>>>(block, static_cast<Idx>(blocks));
+    PG_LAUNCH_CHECK("avg_columns_kernel");
+  }
+#endif
+};
+
+}  // namespace pg
