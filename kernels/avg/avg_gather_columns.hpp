@@ -37,6 +37,7 @@
 #include "src/model/variant.hpp"
 #include "kernels/avg/avg_geometry.hpp"
 #include "kernels/common/exec.hpp"
+#include "kernels/common/pack.hpp"
 #include "kernels/common/variant_defaults.hpp"
 
 namespace pg {
@@ -47,16 +48,20 @@ inline constexpr size_t kColumnsSmemBytes = 48 * 1024;  // shared memory a block
 // unrolled and predicated. The common 3 x 3 (and a 1D 3) runs with exactly 3.
 inline constexpr int kColumnsMaxKernel = 8;
 inline constexpr int kColumnsExactKernel = 3;
-// dy values each thread loads before it stores any.
+// 16-byte packs of dy each thread loads before it stores any.
 inline constexpr int kColumnsLoadBatch = 8;
 
-// Threads per block, and the granule the block's thread count rounds up to (a warp on a GPU).
+// Planes per block: until the block has `elements` dy values; then the fewest threads, in whole
+// granules (a warp on a GPU) and no more than `threads`, that give each column of those planes
+// a thread.
 struct ColumnsBudget {
+  int64_t elements;
   int threads, granule;
 };
-inline constexpr ColumnsBudget kColumnsGpuBudget{kColumnsThreads, 32};
-// On the CPU backend, few threads: fuzz-sized planes give more columns than threads.
-inline constexpr ColumnsBudget kColumnsCpuBudget{12, 1};
+inline constexpr ColumnsBudget kColumnsGpuBudget{4096, kColumnsThreads, 32};
+// On the CPU backend, small: fuzz-sized problems span several blocks, with more columns than
+// threads.
+inline constexpr ColumnsBudget kColumnsCpuBudget{100, 12, 1};
 
 // How planes are grouped and shared memory carved, the same on the host and in the kernel.
 struct AvgColumnsPlan {
@@ -65,10 +70,10 @@ struct AvgColumnsPlan {
   int in_vol, out_vol;     // H * W and OH * OW
   int KH, KW, PH, PW;      // kernel and leading padding along H and W
   int threads;             // threads per block
-  int step_window;         // threads % out_vol: how far a thread's next dy value's window moves
   bool uniform;            // every window has the same divisor: `divisor`
   double divisor;
   Divider<int32_t> by_w, by_out_vol;
+  int pack;                // dy values per 16-byte pack
   size_t recip_at, bytes;  // the reciprocals (when divisors differ) after the planes' s
 };
 
@@ -104,22 +109,23 @@ inline bool plan_avg_columns(const Problem& p, size_t accum_size, const ColumnsB
     for (int64_t o = 1; o < p.out[a] && q.uniform; ++o) q.uniform = g.axis[a].count(p.divisor, o) == count[a];
   }
   q.divisor = q.uniform ? g.template divisor<double>(count[0], count[1], count[2]) : 1.0;
+  // s is shifted by up to pack - 1 values so that the block's first 16-byte aligned dy pack
+  // lands 16-byte aligned in shared memory.
+  q.pack = static_cast<int>(16 / dtype_size(p.dtype));
   const int64_t plane_bytes = out_vol * static_cast<int64_t>(accum_size);
+  const int64_t shift_bytes = (q.pack - 1) * static_cast<int64_t>(accum_size);
   const int64_t recip_bytes = q.uniform ? 0 : plane_bytes;
-  const int64_t fit = (static_cast<int64_t>(kColumnsSmemBytes) - recip_bytes) / plane_bytes;
+  const int64_t fit = (static_cast<int64_t>(kColumnsSmemBytes) - recip_bytes - shift_bytes) / plane_bytes;
   if (fit < 1) return false;
-  // As many planes as give every thread a column (one plane when a row has more columns than the
-  // block threads), no more than fit; then the fewest threads, in whole granules, that take them.
   const int64_t outer = std::max<int64_t>(1, p.n * p.c);
-  const int64_t planes = std::clamp<int64_t>(budget.threads / q.W, 1, std::min(fit, outer));
+  const int64_t planes = std::clamp<int64_t>(budget.elements / out_vol, 1, std::min(fit, outer));
   const int64_t columns = planes * q.W;
   q.planes = static_cast<int>(planes);
   q.threads = static_cast<int>(std::min<int64_t>(budget.threads, (columns + budget.granule - 1) / budget.granule * budget.granule));
-  q.step_window = q.threads % q.out_vol;
   q.by_w = Divider<int32_t>(q.W);
   q.by_out_vol = Divider<int32_t>(q.out_vol);
-  q.recip_at = static_cast<size_t>(planes * plane_bytes);
-  q.bytes = static_cast<size_t>(planes * plane_bytes + recip_bytes);
+  q.recip_at = static_cast<size_t>((planes * plane_bytes + shift_bytes + 7) / 8 * 8);
+  q.bytes = q.recip_at + static_cast<size_t>(recip_bytes);
   *plan = q;
   return true;
 }
@@ -140,6 +146,7 @@ struct AvgColumnsBlock {
     Idx outer0;  // first plane of the block
     int planes;  // planes of this block
     A* s;        // the block's dy, flat: plane, window row, window column
+    int head;    // values of the block's dy before its first 16-byte aligned pack
     A* recip;    // per window of a plane, 1 / divisor (when divisors differ)
   };
 
@@ -148,7 +155,9 @@ struct AvgColumnsBlock {
     f.outer0 = block_id * plan.planes;
     const Idx left = outer - f.outer0;
     f.planes = left < plan.planes ? static_cast<int>(left) : plan.planes;
-    f.s = reinterpret_cast<A*>(smem);
+    const uintptr_t at = reinterpret_cast<uintptr_t>(dy + f.outer0 * plan.out_vol);
+    f.head = static_cast<int>((16 - at % 16) % 16 / sizeof(T));
+    f.s = reinterpret_cast<A*>(smem) + (plan.pack - f.head) % plan.pack;
     f.recip = reinterpret_cast<A*>(smem + plan.recip_at);
     return f;
   }
@@ -162,26 +171,44 @@ struct AvgColumnsBlock {
     }
   }
 
-  // Phase 2: s = dy of the block's planes (times its window's reciprocal when divisors differ),
-  // consecutive threads reading consecutive values, kColumnsLoadBatch in flight per thread.
+  // Phase 2: s = dy of the block's planes (times its window's reciprocal when divisors differ):
+  // the values before the first aligned 16-byte pack and after the last one alone, the packs
+  // between as one load and one (two for 16-bit dy) 16-byte shared-memory stores each,
+  // consecutive threads taking consecutive packs, kColumnsLoadBatch in flight per thread.
   PG_HD void load(const Frame& f, int tid) const {
+    constexpr int V = 16 / sizeof(T);
     const int n = f.planes * plan.out_vol;
     const T* src = dy + f.outer0 * plan.out_vol;
-    int window = tid - plan.by_out_vol.div(tid) * plan.out_vol;  // of value j, in its plane
-    for (int j0 = tid; j0 < n; j0 += kColumnsLoadBatch * plan.threads) {
-      A v[kColumnsLoadBatch];
+    const int head = f.head < n ? f.head : n, packs = (n - head) / V, tail = head + packs * V;
+    const auto put = [&](int j, A v) {
+      f.s[j] = plan.uniform ? v : v * f.recip[j - plan.by_out_vol.div(j) * plan.out_vol];
+    };
+    for (int j = tid; j < head; j += plan.threads) put(j, static_cast<A>(to_float(src[j])));
+    for (int j = tail + tid; j < n; j += plan.threads) put(j, static_cast<A>(to_float(src[j])));
+    const Pack<T, V>* from = reinterpret_cast<const Pack<T, V>*>(src + head);
+    for (int k0 = tid; k0 < packs; k0 += kColumnsLoadBatch * plan.threads) {
+      Pack<T, V> v[kColumnsLoadBatch];
+#pragma unroll
+      for (int b = 0; b < kColumnsLoadBatch; ++b)
+        if (k0 + b * plan.threads < packs) v[b] = from[k0 + b * plan.threads];
 #pragma unroll
       for (int b = 0; b < kColumnsLoadBatch; ++b) {
-        const int j = j0 + b * plan.threads;
-        v[b] = j < n ? static_cast<A>(to_float(src[j])) : A(0);
-      }
+        const int k = k0 + b * plan.threads;
+        if (k >= packs) break;
+        const int j = head + k * V;
+        Pack<A, V> out;
+        if (plan.uniform) {
 #pragma unroll
-      for (int b = 0; b < kColumnsLoadBatch; ++b) {
-        const int j = j0 + b * plan.threads;
-        if (j >= n) break;
-        f.s[j] = plan.uniform ? v[b] : v[b] * f.recip[window];
-        window += plan.step_window;
-        if (window >= plan.out_vol) window -= plan.out_vol;
+          for (int i = 0; i < V; ++i) out.v[i] = static_cast<A>(to_float(v[b].v[i]));
+        } else {
+          int window = j - plan.by_out_vol.div(j) * plan.out_vol;
+#pragma unroll
+          for (int i = 0; i < V; ++i) {
+            out.v[i] = static_cast<A>(to_float(v[b].v[i])) * f.recip[window];
+            if (++window == plan.out_vol) window = 0;
+          }
+        }
+        *reinterpret_cast<Pack<A, V>*>(f.s + j) = out;
       }
     }
   }
@@ -287,7 +314,7 @@ struct AvgGatherColumns : VariantDefaults {
 
   static Support supports(const Problem& p) {
     AvgColumnsPlan plan;
-    if (!plan_avg_columns(p, p.dtype == DType::f64 ? 8 : 4, ColumnsBudget{1, 1}, &plan))
+    if (!plan_avg_columns(p, p.dtype == DType::f64 ? 8 : 4, ColumnsBudget{1, 1, 1}, &plan))
       return Support::no("a plane's dy does not fit a 48 KiB shared-memory block");
     return Support::yes();
   }
