@@ -345,7 +345,7 @@ TEST(AvgKernels, PlanesTakesEveryPath) {
 }
 
 TEST(AvgKernels, ColumnsTakesEveryPath) {
-  // avg.gather.columns: the 3 x 3 and 1D 3 walks and the walk of any kernel up to 8 (2, 5, 8),
+  // avg.gather.columns: the 3 x 3 walk and the walk of any kernel up to 8 (2, 5, 8),
   // no padding and padding on both edges, rows wider than the CPU block's threads, several planes
   // per block and a partial last block, one divisor for every window and a divisor per window,
   // divisor_override, f64 and bf16.
@@ -353,12 +353,11 @@ TEST(AvgKernels, ColumnsTakesEveryPath) {
   ASSERT_NE(columns, nullptr);
   const std::vector<Problem> cases = {
       avg_problem(2, 3, {7, 12}, 3, 1, 1),  // 3 x 3
-      avg_problem(3, 2, {37}, 3, 1, 1),     // 1D 3
       avg_problem(2, 3, {9, 4}, 3, 1, 0),   // 3 x 3 unpadded, W below the threads
       avg_problem(2, 3, {6, 11}, 2, 1, 1),  // kernel 2
       avg_problem(2, 2, {9, 16}, 5, 1, 2),  // kernel 5
       avg_problem(1, 3, {8, 10}, 8, 1, 4),  // kernel 8, every window row past an edge
-      avg_problem(2, 2, {40}, 7, 1, 3),     // 1D 7
+      avg_problem(2, 2, {3, 40}, 7, 1, 3),  // kernel 7 on three rows
   };
   for (const Problem& base : cases)
     for (Divisor rule : {Divisor::include_pad, Divisor::exclude_pad})
@@ -378,10 +377,10 @@ TEST(AvgKernels, ColumnsTakesEveryPath) {
   finalize(override);
   EXPECT_TRUE(runs(*columns, override)) << why(*columns, override);
   verify_all(override, DataKind::real);
-  // Outside its windows: stride 2, dilation, a kernel of 9, channels-last.
-  Problem stride2 = avg_problem(2, 3, {9, 13}, 3, 2, 1);
-  Problem wide = avg_problem(2, 2, {40}, 9, 1, 4);
-  for (const Problem& p : {stride2, wide}) EXPECT_FALSE(runs(*columns, p)) << to_string(p);
+  // Outside its windows: stride 2, a kernel of 9, 1D and 3D.
+  const Problem outside[] = {avg_problem(2, 3, {9, 13}, 3, 2, 1), avg_problem(2, 2, {9, 40}, 9, 1, 4),
+                             avg_problem(3, 2, {37}, 3, 1, 1), avg_problem(1, 2, {4, 5, 6}, 3, 1, 1)};
+  for (const Problem& p : outside) EXPECT_FALSE(runs(*columns, p)) << to_string(p);
 }
 
 TEST(AvgKernels, Box3Path) {

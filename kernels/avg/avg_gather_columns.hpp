@@ -1,23 +1,24 @@
-// avg.gather.columns: the average pool backward for stride-1, undilated windows of 2 to 8 taps
-// (1D and 2D, any padding, every divisor rule, divisor_override) in channels-first, when a plane's
-// dy fits in shared memory: a block loads whole planes of dy once, flat, and each thread walks
-// one dx column down its plane, summing a window row's taps once per row and keeping the last
-// kernel_h row sums in registers.
+// avg.gather.columns: the average pool backward for 2D stride-1, undilated windows of 2 to 8 taps
+// (any padding, every divisor rule, divisor_override) in channels-first, when a plane's dy fits
+// in shared memory: a block loads whole planes of dy once, flat, and each thread walks one dx
+// column down its plane, summing a window row's taps once per row and keeping the last kernel_h
+// row sums in registers.
 //
 // Why: avg.gather.planes, the best before it on these windows, ran Inception's k3s1p1 rows at
 // 59-66% of the copy ceiling on the H100 and 42-54% on the H200, issue bound: ncu (H200,
 // 2026-11-28) counted 82 thread instructions per dx element on Mixed_5b: 11% per-block tables,
 // 47% the load (each value's window row, column and reciprocal tracked, margins zeroed) and 41%
 // the sums (a work item's plane, row and tables found by division). Here
-//   1. when windows differ in divisor, each window's reciprocal divisor (one plane's worth,
-//      shared by the block's planes);
-//   2. s = dy of the block's planes, read flat and stored flat (a value's place in shared memory
-//      is its place in the block's dy; times its window's reciprocal when divisors differ);
-//   3. per dx column (plane, x), the window columns covering x are fixed: each window row's sum
+//   1. s = dy of the block's planes, read as 16-byte packs and stored flat (a value's place in
+//      shared memory is its place in the block's dy); when windows differ in divisor, a table
+//      of reciprocal divisors by (window count along H, along W): (8 + 1)^2 entries;
+//   2. per dx column (plane, x), the window columns covering x are fixed: each window row's sum
 //      over them, h(oy), is computed once, the last kernel_h of them kept in registers (zeros for
-//      rows outside the plane), and dx(y, x) is their sum (times the one reciprocal when every
-//      window has the same divisor). Consecutive threads take consecutive columns: the shared-
-//      memory reads fall in consecutive banks, and the stores of a row are coalesced.
+//      rows outside the plane), and dx(y, x) is their sum, times the one reciprocal when every
+//      window has the same divisor; else each term is dy times its window's reciprocal (the
+//      column's W counts are fixed, a row's H count is one per row). Consecutive threads take
+//      consecutive columns: the shared-memory reads fall in consecutive banks, and the stores of
+//      a row are coalesced.
 // Every dx element is written once; sums run in a fixed order: deterministic, no atomics. A term
 // rounds at most twice more than the exact value (the reciprocal and its product; a uniform
 // divisor's one product per sum): inside the oracle's (terms + 2) u. Positions are always taps of
@@ -45,7 +46,7 @@ namespace pg {
 inline constexpr int kColumnsThreads = 256;             // the most threads of a block on a GPU
 inline constexpr size_t kColumnsSmemBytes = 48 * 1024;  // shared memory a block may use without opt-in
 // The widest kernel along H and W: the row sums kept in registers and the taps of a row sum,
-// unrolled and predicated. The common 3 x 3 (and a 1D 3) runs with exactly 3.
+// unrolled and predicated. The common 3 x 3 runs with exactly 3.
 inline constexpr int kColumnsMaxKernel = 8;
 inline constexpr int kColumnsExactKernel = 3;
 // 16-byte packs of dy each thread loads before it stores any.
@@ -72,17 +73,20 @@ struct AvgColumnsPlan {
   int threads;             // threads per block
   bool uniform;            // every window has the same divisor: `divisor`
   double divisor;
-  Divider<int32_t> by_w, by_out_vol;
+  Divider<int32_t> by_w;
   int pack;                // dy values per 16-byte pack
-  size_t recip_at, bytes;  // the reciprocals (when divisors differ) after the planes' s
+  size_t recip_at, bytes;  // the reciprocals by counts (when divisors differ) after the planes' s
 };
+
+// Entries of the reciprocal table: window counts 0 to kColumnsMaxKernel along H and along W.
+inline constexpr int kColumnsCounts = kColumnsMaxKernel + 1;
 
 // The plan, or false when the problem is not one of these windows or one plane does not fit.
 inline bool plan_avg_columns(const Problem& p, size_t accum_size, const ColumnsBudget& budget, AvgColumnsPlan* plan) {
   if (p.layout != Layout::channels_first) return false;
-  // D one position (1D and 2D problems); H and W stride 1, no dilation, kernels up to 8, some
-  // kernel of 2 or more (else no position is a tap of two windows, where avg variants divide).
-  if (p.in[0] != 1 || p.kernel[0] != 1 || p.pad_begin[0] != 0 || p.pad_end[0] != 0) return false;
+  // 2D (D one position); H and W stride 1, no dilation, kernels up to 8, some kernel of 2 or
+  // more (else no position is a tap of two windows, where avg variants divide).
+  if (p.dims != 2 || p.in[0] != 1 || p.kernel[0] != 1 || p.pad_begin[0] != 0 || p.pad_end[0] != 0) return false;
   for (int a = 1; a < kAxes; ++a)
     if (p.stride[a] != 1 || p.dilation[a] != 1 || p.kernel[a] > kColumnsMaxKernel) return false;
   if (p.kernel[1] < 2 && p.kernel[2] < 2) return false;
@@ -114,7 +118,7 @@ inline bool plan_avg_columns(const Problem& p, size_t accum_size, const ColumnsB
   q.pack = static_cast<int>(16 / dtype_size(p.dtype));
   const int64_t plane_bytes = out_vol * static_cast<int64_t>(accum_size);
   const int64_t shift_bytes = (q.pack - 1) * static_cast<int64_t>(accum_size);
-  const int64_t recip_bytes = q.uniform ? 0 : plane_bytes;
+  const int64_t recip_bytes = q.uniform ? 0 : kColumnsCounts * kColumnsCounts * static_cast<int64_t>(accum_size);
   const int64_t fit = (static_cast<int64_t>(kColumnsSmemBytes) - recip_bytes - shift_bytes) / plane_bytes;
   if (fit < 1) return false;
   const int64_t outer = std::max<int64_t>(1, p.n * p.c);
@@ -123,7 +127,6 @@ inline bool plan_avg_columns(const Problem& p, size_t accum_size, const ColumnsB
   q.planes = static_cast<int>(planes);
   q.threads = static_cast<int>(std::min<int64_t>(budget.threads, (columns + budget.granule - 1) / budget.granule * budget.granule));
   q.by_w = Divider<int32_t>(q.W);
-  q.by_out_vol = Divider<int32_t>(q.out_vol);
   q.recip_at = static_cast<size_t>((planes * plane_bytes + shift_bytes + 7) / 8 * 8);
   q.bytes = q.recip_at + static_cast<size_t>(recip_bytes);
   *plan = q;
@@ -147,7 +150,7 @@ struct AvgColumnsBlock {
     int planes;  // planes of this block
     A* s;        // the block's dy, flat: plane, window row, window column
     int head;    // values of the block's dy before its first 16-byte aligned pack
-    A* recip;    // per window of a plane, 1 / divisor (when divisors differ)
+    A* recip;    // 1 / divisor by window count along H and along W (when divisors differ)
   };
 
   PG_HD Frame frame(Idx block_id, unsigned char* smem) const {
@@ -162,132 +165,142 @@ struct AvgColumnsBlock {
     return f;
   }
 
-  // Phase 1 (when windows differ in divisor): the reciprocal divisor of each window of a plane.
-  PG_HD void tables(const Frame& f, int tid) const {
-    if (plan.uniform) return;
-    for (int w = tid; w < plan.out_vol; w += plan.threads) {
-      const int oy = w / plan.OW, ox = w - oy * plan.OW;
-      f.recip[w] = A(1) / g.template divisor<A>(g.window_count(0, 0), g.window_count(1, oy), g.window_count(2, ox));
-    }
-  }
-
-  // Phase 2: s = dy of the block's planes (times its window's reciprocal when divisors differ):
-  // the values before the first aligned 16-byte pack and after the last one alone, the packs
-  // between as one load and one (two for 16-bit dy) 16-byte shared-memory stores each,
-  // consecutive threads taking consecutive packs, kColumnsLoadBatch in flight per thread.
+  // Phase 1: s = dy of the block's planes: the values before the first aligned 16-byte pack and
+  // after the last one alone, the packs between as one load and one (two for 16-bit dy) 16-byte
+  // shared-memory stores each, consecutive threads taking consecutive packs, kColumnsLoadBatch in
+  // flight per thread. When windows differ in divisor, also the table of reciprocals.
   PG_HD void load(const Frame& f, int tid) const {
     constexpr int V = 16 / sizeof(T);
+    if (!plan.uniform)
+      for (int e = tid; e < kColumnsCounts * kColumnsCounts; e += plan.threads) {
+        const int ch = e / kColumnsCounts, cw = e - ch * kColumnsCounts;
+        f.recip[e] = ch > 0 && cw > 0 ? A(1) / g.template divisor<A>(1, ch, cw) : A(0);
+      }
     const int n = f.planes * plan.out_vol;
     const T* src = dy + f.outer0 * plan.out_vol;
     const int head = f.head < n ? f.head : n, packs = (n - head) / V, tail = head + packs * V;
-    const auto put = [&](int j, A v) {
-      f.s[j] = plan.uniform ? v : v * f.recip[j - plan.by_out_vol.div(j) * plan.out_vol];
-    };
-    for (int j = tid; j < head; j += plan.threads) put(j, static_cast<A>(to_float(src[j])));
-    for (int j = tail + tid; j < n; j += plan.threads) put(j, static_cast<A>(to_float(src[j])));
+    for (int j = tid; j < head; j += plan.threads) f.s[j] = static_cast<A>(to_float(src[j]));
+    for (int j = tail + tid; j < n; j += plan.threads) f.s[j] = static_cast<A>(to_float(src[j]));
     const Pack<T, V>* from = reinterpret_cast<const Pack<T, V>*>(src + head);
     for (int k0 = tid; k0 < packs; k0 += kColumnsLoadBatch * plan.threads) {
       Pack<T, V> v[kColumnsLoadBatch];
 #pragma unroll
       for (int b = 0; b < kColumnsLoadBatch; ++b)
-        if (k0 + b * plan.threads < packs) v[b] = from[k0 + b * plan.threads];
+        v[b] = k0 + b * plan.threads < packs ? from[k0 + b * plan.threads] : Pack<T, V>{};
 #pragma unroll
       for (int b = 0; b < kColumnsLoadBatch; ++b) {
         const int k = k0 + b * plan.threads;
         if (k >= packs) break;
-        const int j = head + k * V;
         Pack<A, V> out;
-        if (plan.uniform) {
 #pragma unroll
-          for (int i = 0; i < V; ++i) out.v[i] = static_cast<A>(to_float(v[b].v[i]));
-        } else {
-          int window = j - plan.by_out_vol.div(j) * plan.out_vol;
-#pragma unroll
-          for (int i = 0; i < V; ++i) {
-            out.v[i] = static_cast<A>(to_float(v[b].v[i])) * f.recip[window];
-            if (++window == plan.out_vol) window = 0;
-          }
-        }
-        *reinterpret_cast<Pack<A, V>*>(f.s + j) = out;
+        for (int i = 0; i < V; ++i) out.v[i] = static_cast<A>(to_float(v[b].v[i]));
+        *reinterpret_cast<Pack<A, V>*>(f.s + head + k * V) = out;
       }
     }
   }
 
-  // Phase 3: every dx column of the block's planes. kKH, kKW: the kernel along H and W exactly,
+  // Phase 2: every dx column of the block's planes. kKH, kKW: the kernel along H and W exactly,
   // or 0 for any up to kColumnsMaxKernel (the row sums and taps past the kernel predicated off).
-  template <int kKH, int kKW>
+  // kUniform: every window has the same divisor.
+  template <int kKH, int kKW, bool kUniform>
   PG_HD void columns(const Frame& f, int tid) const {
     constexpr int RH = kKH > 0 ? kKH : kColumnsMaxKernel, RW = kKW > 0 ? kKW : kColumnsMaxKernel;
     const int KH = kKH > 0 ? kKH : plan.KH;
-    const A scale = plan.uniform ? A(1) / static_cast<A>(plan.divisor) : A(1);
+    const A scale = kUniform ? A(1) / static_cast<A>(plan.divisor) : A(1);
     const int n = f.planes * plan.W;
     for (int c = tid; c < n; c += plan.threads) {
       const int pl = plan.by_w.div(c), x = c - pl * plan.W;
-      // Window columns lo..hi cover x (stride 1: x + PW - KW + 1 .. x + PW, inside the row).
+      // Window columns lo..hi cover x (stride 1: x + PW - KW + 1 .. x + PW, inside the row);
+      // tap t is on when t < taps. Their W counts and, for rows counting the whole kernel along
+      // H, their reciprocals, are the column's.
       const int lo = std::max(x + plan.PW - plan.KW + 1, 0), hi = std::min(x + plan.PW, plan.OW - 1);
       const int taps = hi - lo + 1;
-      const A* col = f.s + pl * plan.out_vol + lo;
-      // The sum of window row oy over the column's windows; 0 for a row outside the plane.
-      const auto row_sum = [&](int oy) {
-        A h = A(0);
-        if (oy < 0 || oy >= plan.OH) return h;
-        const A* r = col + oy * plan.OW;
+      bool on[RW];
+      int cw[RW];
+      A whole[RW];
 #pragma unroll
-        for (int t = 0; t < RW; ++t)
-          if (t < taps) h += r[t];
-        return h;
+      for (int t = 0; t < RW; ++t) {
+        on[t] = t < taps;
+        cw[t] = 0;
+        whole[t] = A(0);
+        if (!kUniform && on[t]) {
+          cw[t] = static_cast<int>(g.window_count(2, static_cast<Idx>(lo + t)));
+          whole[t] = f.recip[plan.KH * kColumnsCounts + cw[t]];
+        }
+      }
+      const A* col = f.s + pl * plan.out_vol + lo;
+      // The sum of window row oy (inside the plane) over the column's windows.
+      const auto row_sum = [&](int oy) {
+        const A* r = col + oy * plan.OW;
+        if constexpr (kUniform) {
+          A h = r[0];
+#pragma unroll
+          for (int t = 1; t < RW; ++t)
+            if (on[t]) h += r[t];
+          return h;
+        } else {
+          const int ch = static_cast<int>(g.window_count(1, static_cast<Idx>(oy)));
+          A rt[RW];
+#pragma unroll
+          for (int t = 0; t < RW; ++t) rt[t] = ch == plan.KH ? whole[t] : f.recip[ch * kColumnsCounts + cw[t]];
+          A h = r[0] * rt[0];
+#pragma unroll
+          for (int t = 1; t < RW; ++t)
+            if (on[t]) h += r[t] * rt[t];
+          return h;
+        }
       };
       // ring[RH - KH + k] holds row y + PH - KH + 1 + k's sum, k < KH, for the y last summed;
-      // before y = 0, rows PH - KH + 1 .. PH - 1 (and one before, shifted out first).
+      // before y = 0, rows PH - KH + 1 .. PH - 1 (and one before, shifted out first), zeros for
+      // rows outside the plane.
       A ring[RH];
 #pragma unroll
-      for (int k = 0; k < RH; ++k) ring[k] = A(0);
-#pragma unroll
-      for (int k = 1; k < RH; ++k)
-        if (k >= RH - KH + 1) ring[k] = row_sum(plan.PH - (RH - k));
+      for (int k = 0; k < RH; ++k) {
+        const int oy = plan.PH - (RH - k);
+        ring[k] = k >= RH - KH + 1 && oy >= 0 && oy < plan.OH ? row_sum(oy) : A(0);
+      }
       T* out = dx + (f.outer0 + pl) * plan.in_vol + x;
-      for (int y = 0; y < plan.H; ++y) {
+      const auto emit = [&](int y, A newest) {
 #pragma unroll
         for (int k = 0; k + 1 < RH; ++k) ring[k] = ring[k + 1];
-        ring[RH - 1] = row_sum(y + plan.PH);
-        A acc = A(0);
+        ring[RH - 1] = newest;
+        A acc = ring[RH - KH];
 #pragma unroll
-        for (int k = 0; k < RH; ++k)
-          if (k >= RH - KH) acc += ring[k];
-        out[y * plan.W] = from_accum<T>(acc * scale);
-      }
+        for (int k = RH - KH + 1; k < RH; ++k) acc += ring[k];
+        out[y * plan.W] = from_accum<T>(kUniform ? acc * scale : acc);
+      };
+      // Rows y whose newest window row, y + PH, is inside the plane, then those past its end.
+      const int inside = std::min(plan.H, plan.OH - plan.PH);
+      int y = 0;
+      for (; y < inside; ++y) emit(y, row_sum(y + plan.PH));
+      for (; y < plan.H; ++y) emit(y, A(0));
     }
   }
 };
 
-// Phase 3 of a block for its kernel: exactly 3 x 3, a 1D 3, or any up to kColumnsMaxKernel.
-template <int kKH, int kKW, class T, class Idx>
+// Phase 2 of a block for its kernel (exactly 3 x 3, or any up to kColumnsMaxKernel) and divisors.
+template <int kKH, int kKW, bool kUniform, class T, class Idx>
 struct AvgColumnsOnCpu {
   AvgColumnsBlock<T, Idx> block;
   void operator()(Idx block_id) const {
     alignas(16) unsigned char smem[kColumnsSmemBytes];
     const auto f = block.frame(block_id, smem);
-    for (int t = 0; t < block.plan.threads; ++t) block.tables(f, t);
     for (int t = 0; t < block.plan.threads; ++t) block.load(f, t);
-    for (int t = 0; t < block.plan.threads; ++t) block.template columns<kKH, kKW>(f, t);
+    for (int t = 0; t < block.plan.threads; ++t) block.template columns<kKH, kKW, kUniform>(f, t);
   }
 };
 
 #if PG_GPU_COMPILER
 
-template <int kKH, int kKW, class T, class Idx>
+template <int kKH, int kKW, bool kUniform, class T, class Idx>
 __global__ void __launch_bounds__(kColumnsThreads) avg_columns_kernel(AvgColumnsBlock<T, Idx> block, Idx blocks) {
   extern __shared__ double avg_columns_smem[];
   const int tid = threadIdx.x;
   for (Idx b = blockIdx.x; b < blocks; b += gridDim.x) {
     const auto f = block.frame(b, reinterpret_cast<unsigned char*>(avg_columns_smem));
-    if (!block.plan.uniform) {
-      block.tables(f, tid);
-      __syncthreads();  // load() reads the reciprocals
-    }
     block.load(f, tid);
     __syncthreads();
-    block.template columns<kKH, kKW>(f, tid);
+    block.template columns<kKH, kKW, kUniform>(f, tid);
     __syncthreads();  // the next block's load must not overwrite what these sums still read
   }
 }
@@ -297,14 +310,16 @@ __global__ void __launch_bounds__(kColumnsThreads) avg_columns_kernel(AvgColumns
 struct AvgGatherColumns : VariantDefaults {
   static constexpr PoolTraits traits{
       .name = "avg.gather.columns", .op = Op::avg, .inputs = Inputs::dy_only, .deterministic = true};
-  // Stride-1 undilated windows of 2 to 8 taps, the same along H and W, 1D and 2D, channels-first,
-  // whose plane fits in shared memory (supports()). Sizes for the fuzz: on the CPU backend's
-  // budget, rows wider than a block's threads, several planes per block and a partial last one.
+  // 2D stride-1 undilated windows of 2 to 8 taps, the same along H and W, channels-first, whose
+  // plane fits in shared memory (supports()). Sizes for the fuzz: on the CPU backend's budget,
+  // rows wider than a block's threads, several planes per block and a partial last one.
   static Domain domain() {
     Domain d;
+    d.min_dims = 2;
     d.max_dims = 2;
     d.windows = WindowRule::listed;
     for (int64_t k = 2; k <= kColumnsMaxKernel; ++k) d.shapes.push_back({.kernel = k, .stride = 1, .pad_min = 0, .pad_max = k / 2});
+    d.trivial_leading = 1;
     d.layouts = {Layout::channels_first};
     d.dilation = false;
     d.reach[1] = 9;
@@ -332,22 +347,27 @@ struct AvgGatherColumns : VariantDefaults {
                                     static_cast<const T*>(b.dy), static_cast<T*>(b.dx)};
       const int64_t blocks = (p.n * p.c + plan.planes - 1) / plan.planes;
       constexpr int K = kColumnsExactKernel;
-      if (plan.KH == K && plan.KW == K) launch_blocks<K, K>(ex, block, blocks);
-      else if (plan.KH == 1 && plan.KW == K) launch_blocks<1, K>(ex, block, blocks);
-      else launch_blocks<0, 0>(ex, block, blocks);
+      const bool exact = plan.KH == K && plan.KW == K;
+      if (plan.uniform) {
+        if (exact) launch_blocks<K, K, true>(ex, block, blocks);
+        else launch_blocks<0, 0, true>(ex, block, blocks);
+      } else {
+        if (exact) launch_blocks<K, K, false>(ex, block, blocks);
+        else launch_blocks<0, 0, false>(ex, block, blocks);
+      }
     });
   }
 
  private:
-  template <int kKH, int kKW, class T, class Idx>
+  template <int kKH, int kKW, bool kUniform, class T, class Idx>
   static void launch_blocks(const CpuExec& ex, const AvgColumnsBlock<T, Idx>& block, int64_t blocks) {
-    ex.template for_each<Idx>(blocks, AvgColumnsOnCpu<kKH, kKW, T, Idx>{block});
+    ex.template for_each<Idx>(blocks, AvgColumnsOnCpu<kKH, kKW, kUniform, T, Idx>{block});
   }
 #if PG_GPU_COMPILER
-  template <int kKH, int kKW, class T, class Idx>
+  template <int kKH, int kKW, bool kUniform, class T, class Idx>
   static void launch_blocks(const GpuExec& ex, const AvgColumnsBlock<T, Idx>& block, int64_t blocks) {
     const unsigned grid = static_cast<unsigned>(std::min<int64_t>(blocks, int64_t{1} << 20));
-    avg_columns_kernel<kKH, kKW, T, Idx><<<grid, block.plan.threads, block.plan.bytes, ex.stream>>>(block, static_cast<Idx>(blocks));
+    avg_columns_kernel<kKH, kKW, kUniform, T, Idx><<<grid, block.plan.threads, block.plan.bytes, ex.stream>>>(block, static_cast<Idx>(blocks));
     PG_LAUNCH_CHECK("avg_columns_kernel");
   }
 #endif
