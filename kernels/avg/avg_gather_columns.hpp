@@ -239,14 +239,21 @@ struct AvgColumnsBlock {
             if (on[t]) h += r[t];
           return h;
         } else {
+          // The row's H count is the same for every column of the block: the branch is uniform.
           const int ch = static_cast<int>(g.window_count(1, static_cast<Idx>(oy)));
-          A rt[RW];
+          A h;
+          if (ch == plan.KH) {
+            h = r[0] * whole[0];
 #pragma unroll
-          for (int t = 0; t < RW; ++t) rt[t] = ch == plan.KH ? whole[t] : f.recip[ch * kColumnsCounts + cw[t]];
-          A h = r[0] * rt[0];
+            for (int t = 1; t < RW; ++t)
+              if (on[t]) h += r[t] * whole[t];
+          } else {
+            const A* by_w = f.recip + ch * kColumnsCounts;
+            h = r[0] * by_w[cw[0]];
 #pragma unroll
-          for (int t = 1; t < RW; ++t)
-            if (on[t]) h += r[t] * rt[t];
+            for (int t = 1; t < RW; ++t)
+              if (on[t]) h += r[t] * by_w[cw[t]];
+          }
           return h;
         }
       };
