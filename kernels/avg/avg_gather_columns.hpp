@@ -110,16 +110,7 @@ inline bool plan_avg_columns(const Problem& p, size_t accum_size, const ColumnsB
   q.KW = static_cast<int>(p.kernel[2]);
   q.PH = static_cast<int>(p.pad_begin[1]);
   q.PW = static_cast<int>(p.pad_begin[2]);
-  // The divisor is the same for every window when it is an override or the kernel size, or when
-  // along every axis every window counts the same taps.
-  const AvgShape<int64_t> g = make_avg_shape<int64_t>(p);
-  q.uniform = true;
-  int64_t count[kAxes];
-  for (int a = 0; a < kAxes && q.uniform; ++a) {
-    count[a] = g.axis[a].count(p.divisor, 0);
-    for (int64_t o = 1; o < p.out[a] && q.uniform; ++o) q.uniform = g.axis[a].count(p.divisor, o) == count[a];
-  }
-  q.divisor = q.uniform ? g.template divisor<double>(count[0], count[1], count[2]) : 1.0;
+  q.uniform = avg_uniform_divisor(p, &q.divisor);
   // s is shifted by up to pack - 1 values so that the block's first 16-byte aligned dy pack
   // lands 16-byte aligned in shared memory.
   q.pack = static_cast<int>(16 / dtype_size(p.dtype));

@@ -149,16 +149,7 @@ inline bool plan_avg_planes(const Problem& p, size_t accum_size, const PlanesBud
   q.out_rows = static_cast<int>(p.out[0] * p.out[1]);
   q.step_rows = static_cast<int>(budget.threads / p.out[2]);
   q.step_cols = static_cast<int>(budget.threads % p.out[2]);
-  // The divisor is the same for every window when it is an override or the kernel size, or when
-  // along every axis every window counts the same taps.
-  const AvgShape<int64_t> g = make_avg_shape<int64_t>(p);
-  q.uniform = true;
-  int64_t count[kAxes];
-  for (int a = 0; a < kAxes && q.uniform; ++a) {
-    count[a] = g.axis[a].count(p.divisor, 0);
-    for (int64_t o = 1; o < p.out[a] && q.uniform; ++o) q.uniform = g.axis[a].count(p.divisor, o) == count[a];
-  }
-  q.divisor = q.uniform ? g.template divisor<double>(count[0], count[1], count[2]) : 1.0;
+  q.uniform = avg_uniform_divisor(p, &q.divisor);
   q.divide = max_taps(0) <= 1 && max_taps(1) <= 1 && max_taps(2) <= 1;  // no position a tap of two windows
   const int64_t recips = q.uniform ? 0 : out_vol;
   q.recips = static_cast<int>(recips);

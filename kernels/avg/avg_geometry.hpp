@@ -149,6 +149,21 @@ AvgShape<Idx> make_avg_shape(const Problem& p) {
   return g;
 }
 
+// Whether every window has the same divisor: an override or the kernel size, or along every axis
+// every window counting the same taps. *divisor: that divisor, or 1 when windows differ.
+inline bool avg_uniform_divisor(const Problem& p, double* divisor) {
+  const AvgShape<int64_t> g = make_avg_shape<int64_t>(p);
+  *divisor = 1.0;
+  int64_t count[kAxes];
+  for (int a = 0; a < kAxes; ++a) {
+    count[a] = g.axis[a].count(p.divisor, 0);
+    for (int64_t o = 1; o < p.out[a]; ++o)
+      if (g.axis[a].count(p.divisor, o) != count[a]) return false;
+  }
+  *divisor = g.template divisor<double>(count[0], count[1], count[2]);
+  return true;
+}
+
 // A work item of the variants that write dx directly: V consecutive dx elements along the
 // contiguous axis (W in channels-first, C in channels-last), V dividing that axis' length so
 // a group never straddles a row and its first element is V-aligned.
