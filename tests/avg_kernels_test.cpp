@@ -18,8 +18,8 @@
 
 #include "tests/backend_main.hpp"
 #include "kernels/avg/avg_gather_box3.hpp"
-#include "kernels/avg/avg_gather_k3s2.hpp"
 #include "kernels/avg/avg_gather_columns.hpp"
+#include "kernels/avg/avg_gather_k3s2.hpp"
 #include "kernels/avg/avg_gather_planes.hpp"
 #include "kernels/avg/avg_geometry.hpp"
 #include "src/harness/registry.hpp"
@@ -345,7 +345,7 @@ TEST(AvgKernels, PlanesTakesEveryPath) {
 }
 
 TEST(AvgKernels, ColumnsTakesEveryPath) {
-  // avg.gather.columns: the 3 x 3 walk and the walk of any kernel up to 8 (2, 5, 8),
+  // avg.gather.columns: the 3 x 3 walk and the walk of any kernel up to 8 (2, 5, 7, 8),
   // no padding and padding on both edges, rows wider than the CPU block's threads, several planes
   // per block and a partial last block, one divisor for every window and a divisor per window,
   // divisor_override, f64 and bf16.
@@ -371,12 +371,12 @@ TEST(AvgKernels, ColumnsTakesEveryPath) {
         EXPECT_TRUE(runs(*columns, p)) << to_string(p) << ": " << why(*columns, p);
         verify_all(p, DataKind::real);
       }
-  Problem override = avg_problem(2, 3, {7, 12}, 3, 1, 1);
-  override.has_divisor_override = true;
-  override.divisor_override = -7;
-  finalize(override);
-  EXPECT_TRUE(runs(*columns, override)) << why(*columns, override);
-  verify_all(override, DataKind::real);
+  Problem overridden = avg_problem(2, 3, {7, 12}, 3, 1, 1);
+  overridden.has_divisor_override = true;
+  overridden.divisor_override = -7;
+  finalize(overridden);
+  EXPECT_TRUE(runs(*columns, overridden)) << why(*columns, overridden);
+  verify_all(overridden, DataKind::real);
   // Outside its windows: stride 2, a kernel of 9, 1D and 3D.
   const Problem outside[] = {avg_problem(2, 3, {9, 13}, 3, 2, 1), avg_problem(2, 2, {9, 40}, 9, 1, 4),
                              avg_problem(3, 2, {37}, 3, 1, 1), avg_problem(1, 2, {4, 5, 6}, 3, 1, 1)};
