@@ -16,6 +16,9 @@
 // avg.gather.columns: several blocks with a partial last one, several planes per block, more
 // columns than threads, each of its column walks (3 x 3 exactly, any kernel up to 8), window rows
 // and columns past both edges, and both divisor paths.
+// avg.broadcast.plane (not tiled, but its work items are runs too): channels-last runs of
+// positions with a partial last one and planes shorter than a run, with and without positions
+// outside the window, C a whole number of packs or not; channels-first packs that cross planes.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
@@ -26,6 +29,7 @@
 #include <vector>
 
 #include "fuzz/problem_gen.hpp"
+#include "kernels/avg/avg_broadcast_plane.hpp"
 #include "kernels/avg/avg_gather_columns.hpp"
 #include "kernels/avg/avg_gather_planes.hpp"
 #include "kernels/avg/avg_gather_tiled.hpp"
@@ -202,6 +206,36 @@ TEST(AvgColumnsReach, TheFuzzDrawsEveryBlockStructure) {
   expect_reached(seen, cases, {"several blocks, the last partial", "several planes per block", "more columns than threads",
                                "3 x 3", "any kernel up to 8", "window rows past both edges",
                                "window columns past both edges", "one divisor for every window", "a divisor per window"});
+}
+
+TEST(AvgBroadcastReach, TheFuzzDrawsEveryRunStructure) {
+  Seen seen;
+  int cases = 0;
+  const bool ok = rc::check("avg.broadcast.plane's work items on the fuzz's problems", [&] {
+    for (int draw = 0; draw < 10; ++draw) {
+      const Problem p = *fuzz::problem(Op::avg, AvgBroadcastPlane::domain());
+      if (!AvgBroadcastPlane::supports(p).ok || p.n == 0) continue;
+      ++cases;
+      const int64_t positions = p.in_plane(), lanes = 16 / dtype_size(p.dtype);
+      const bool whole = make_plane_window<int64_t>(p).whole;
+      if (p.layout == Layout::channels_last) {
+        if (positions > kBroadcastPositions && positions % kBroadcastPositions != 0)
+          ++seen["channels-last, several runs of positions, the last partial"];
+        if (positions < kBroadcastPositions) ++seen["channels-last, a plane shorter than a run"];
+        ++seen[whole ? "channels-last, every position a tap" : "channels-last, positions outside the window"];
+        ++seen[p.c % lanes == 0 ? "channels-last, C a whole number of packs" : "channels-last, C not a whole number of packs"];
+      } else {
+        if (p.in_elems() % lanes == 0 && positions % lanes != 0) ++seen["channels-first, packs across planes"];
+        if (!whole) ++seen["channels-first, positions outside the window"];
+      }
+    }
+  });
+  ASSERT_TRUE(ok);
+  expect_reached(seen, cases,
+                 {"channels-last, several runs of positions, the last partial", "channels-last, a plane shorter than a run",
+                  "channels-last, every position a tap", "channels-last, positions outside the window",
+                  "channels-last, C a whole number of packs", "channels-last, C not a whole number of packs",
+                  "channels-first, packs across planes", "channels-first, positions outside the window"});
 }
 
 }  // namespace

@@ -1,19 +1,21 @@
 // avg.broadcast.plane: one window per plane (output size 1 on every axis: global average
 // pooling, resnet's 7x7 head, an SPP level of one bin). Every dx element is then either a tap of
 // its plane's only window, dx = dy / divisor with one rounding as the oracle computes it, or 0;
-// so dx is a broadcast, written at full width: a work item is V consecutive dx elements of the
-// flat tensor, wherever rows and planes begin (a 7x7 plane is 49 elements, which no 16-byte pack
-// divides, and the row-wise packs of avg.direct fall back to one element per item there). An item
-// finds its first element's coordinates once and steps the rest by carries, no division per
-// element. Channels-first, the V lanes share their plane's quotient (one division per plane they
-// touch); channels-last with C a whole number of packs, lanes are V channels of one position and
-// read dy as one pack. Bytes moved: dx written once, dy read once per item at most.
+// so dx is a broadcast, written at full width with stores marked evict-first (dx is never read
+// back; pack.hpp says what they gained). Channels-first, a work item is V consecutive dx
+// elements of the flat tensor, wherever rows and planes begin (a 7x7 plane is 49 elements, which
+// no 16-byte pack divides, and the row-wise packs of avg.direct fall back to one element per item
+// there): the lanes share their plane's quotient (one division per plane they touch) and step
+// their coordinates by carries. Channels-last, a work item is V channels at a few consecutive
+// positions: dy read as one pack, its quotients computed once and stored at each position. Bytes
+// moved: dx written once, dy read once per item at most.
 #pragma once
 
 #include <type_traits>
 
 #include "kernels/avg/avg_geometry.hpp"
 #include "kernels/common/exec.hpp"
+#include "kernels/common/pack.hpp"
 #include "kernels/common/variant_defaults.hpp"
 #include "src/model/variant.hpp"
 
@@ -72,18 +74,27 @@ A plane_window_divisor(const Problem& p) {
   return g.template divisor<A>(g.axis[0].count(g.rule, 0), g.axis[1].count(g.rule, 0), g.axis[2].count(g.rule, 0));
 }
 
-// kWhole: every position of a plane is a tap (global pooling without dilation gaps), so an
-// item needs no coordinates: its first element's plane (and channel) by one or two divisions,
-// no tap tests. Without it, the item builds the coordinates and tests each lane; with it, the
-// item is about a fifth of the instructions (an instruction-bound kernel before: resnet50's
-// head took the same 0.026 ms on an H100 and an H200).
-template <class T, class Idx, bool kChannelsLast, int V, bool kWhole>
+// The divided dy of V lanes, in the storage type.
+template <class T, int V, class A>
+PG_HD Pack<T, V> divided(const Pack<T, V>& d, A divisor) {
+  Pack<T, V> q;
+#pragma unroll
+  for (int v = 0; v < V; ++v) q.v[v] = from_accum<T>(static_cast<A>(to_float(d.v[v])) / divisor);
+  return q;
+}
+
+// Channels-first: a work item is V consecutive dx elements of the flat tensor, wherever rows and
+// planes begin (a 7x7 plane is 49 elements, which no 16-byte pack divides). kWhole: every
+// position of a plane is a tap (global pooling without dilation gaps), so an item needs no
+// coordinates: its first element's plane by one division, no tap tests. Without it, the item
+// builds the coordinates and tests each lane; with it, the item is about a fifth of the
+// instructions (an instruction-bound kernel before: resnet50's head took the same 0.026 ms on an
+// H100 and an H200).
+template <class T, class Idx, int V, bool kWhole>
 struct AvgBroadcastPlaneBody {
   using A = accum_t<T>;
   PlaneWindow<Idx> win;
-  Idx c;
-  Divider<Idx> by_c;
-  Idx plane;               // elements of a plane: channels-first, its volume; channels-last, C times it
+  Idx plane;  // elements of a plane
   Divider<Idx> by_plane;
   A divisor;
   const T* dy;
@@ -93,33 +104,28 @@ struct AvgBroadcastPlaneBody {
 
   PG_HD void operator()(Idx item) const {
     const Idx e = item * V;
-    if constexpr (kWhole) {
-      whole(e);
-      return;
-    }
-    Idx rest = e, ch = 0, s[kAxes];
-    if (kChannelsLast) {
-      ch = by_c.mod(rest);
-      rest = by_c.div(rest);
-    }
-    for (int a = kAxes - 1; a >= 0; --a) {
-      s[a] = win.by_in[a].mod(rest);
-      rest = win.by_in[a].div(rest);
-    }
-    Idx outer = rest;  // n * C + c channels-first, n channels-last
     Pack<T, V> out;
-    if constexpr (kChannelsLast) {
-      // The V lanes (C is a whole number of packs when V > 1) are channels ch..ch+V-1 of one
-      // position: one tap test, dy read as one pack.
-      if (win.is_tap(s)) {
-        const Pack<T, V> d = load_pack<V>(dy, outer * c + ch);
+    if constexpr (kWhole) {
+      // The lanes may cross into the next planes: `into` counts the lane's place in its plane.
+      Idx outer = by_plane.div(e);
+      Idx into = e - outer * plane;
+      T q = quotient(outer);
 #pragma unroll
-        for (int v = 0; v < V; ++v) out.v[v] = from_accum<T>(static_cast<A>(to_float(d.v[v])) / divisor);
-      } else {
-#pragma unroll
-        for (int v = 0; v < V; ++v) out.v[v] = from_accum<T>(A(0));
+      for (int v = 0; v < V; ++v) {
+        if (into == plane) {
+          into = 0;
+          q = quotient(++outer);
+        }
+        out.v[v] = q;
+        ++into;
       }
     } else {
+      Idx rest = e, s[kAxes];
+      for (int a = kAxes - 1; a >= 0; --a) {
+        s[a] = win.by_in[a].mod(rest);
+        rest = win.by_in[a].div(rest);
+      }
+      Idx outer = rest;  // n * C + c
       // The lanes may cross rows and planes: each steps from the one before, and a plane's
       // quotient is computed once for the lanes inside it.
       Idx cached = -1;
@@ -138,34 +144,60 @@ struct AvgBroadcastPlaneBody {
         if (win.step(s)) ++outer;
       }
     }
-    store_pack<V>(dx, e, out);
+    store_pack_streaming<V>(dx, e, out);
   }
+};
 
-  PG_HD void whole(Idx e) const {
-    Pack<T, V> out;
-    if constexpr (kChannelsLast) {
-      // Lanes ch..ch+V-1 of one position of batch n: dy[n, ch..] as one pack.
-      const Idx n = by_plane.div(e);
-      const Idx ch = by_c.mod(e - n * plane);
-      const Pack<T, V> d = load_pack<V>(dy, n * c + ch);
+// Channels-last positions a work item writes: its lanes' quotients are computed once and stored
+// at this many consecutive positions. One position per item ran at half the speed of a plain
+// fill, 4 to 16 at 80-95% of it (H200, 2026-11-28: resnet50's head f16 14.9 -> 9.0 us, 4 best or
+// within 5% on four shapes; bench/results/2026-11-28_h200_broadcast.md).
+inline constexpr int kBroadcastPositions = 4;
+
+// Channels-last: a work item is V channels (C a whole number of packs; V = 1 otherwise) at
+// kBroadcastPositions consecutive positions of one batch element: dy read once as one pack, the
+// quotients stored at each position that is a tap (kWhole: all of them), 0 at the others.
+template <class T, class Idx, int V, bool kWhole>
+struct AvgBroadcastPositionsBody {
+  using A = accum_t<T>;
+  PlaneWindow<Idx> win;
+  Idx c;
+  Idx packs;  // packs of V channels per position
+  Divider<Idx> by_packs;
+  Idx chunks;  // runs of kBroadcastPositions positions per plane, the last one partial
+  Divider<Idx> by_chunks;
+  Idx positions;  // positions of a plane
+  A divisor;
+  const T* dy;
+  T* dx;
+
+  PG_HD void operator()(Idx item) const {
+    const Idx rest = by_packs.div(item), pack = item - rest * packs;
+    const Idx n = by_chunks.div(rest), first = (rest - n * chunks) * kBroadcastPositions;
+    const Idx ch = pack * V;
+    const Pack<T, V> q = divided<T, V>(load_pack<V>(dy, n * c + ch), divisor);
+    Pack<T, V> zero;
+    Idx s[kAxes];
+    if constexpr (!kWhole) {
 #pragma unroll
-      for (int v = 0; v < V; ++v) out.v[v] = from_accum<T>(static_cast<A>(to_float(d.v[v])) / divisor);
-    } else {
-      // The lanes may cross into the next planes: `into` counts the lane's place in its plane.
-      Idx outer = by_plane.div(e);
-      Idx into = e - outer * plane;
-      T q = quotient(outer);
-#pragma unroll
-      for (int v = 0; v < V; ++v) {
-        if (into == plane) {
-          into = 0;
-          q = quotient(++outer);
-        }
-        out.v[v] = q;
-        ++into;
+      for (int v = 0; v < V; ++v) zero.v[v] = from_accum<T>(A(0));
+      Idx r = first;
+      for (int a = kAxes - 1; a >= 0; --a) {
+        s[a] = win.by_in[a].mod(r);
+        r = win.by_in[a].div(r);
       }
     }
-    store_pack<V>(dx, e, out);
+    const Idx at = (n * positions + first) * c + ch;
+#pragma unroll
+    for (int k = 0; k < kBroadcastPositions; ++k) {
+      if (first + k >= positions) break;
+      if constexpr (kWhole) {
+        store_pack_streaming<V>(dx, at + k * c, q);
+      } else {
+        store_pack_streaming<V>(dx, at + k * c, win.is_tap(s) ? q : zero);
+        win.step(s);
+      }
+    }
   }
 };
 
@@ -189,25 +221,27 @@ struct AvgBroadcastPlane : VariantDefaults {
       const bool packed = std::is_same_v<Idx, int32_t> && aligned16(b.dx) &&
                           (cl ? aligned16(b.dy) && p.c % V == 0 : p.in_elems() % V == 0);
       const PlaneWindow<Idx> win = make_plane_window<Idx>(p);
-      const Idx plane = static_cast<Idx>(cl ? p.in_plane() * p.c : p.in_plane());
-      auto run = [&](auto channels_last, auto vec, auto whole) {
-        constexpr bool kChannelsLast = decltype(channels_last)::value;
+      const A divisor = plane_window_divisor<A>(p);
+      const T* dy = static_cast<const T*>(b.dy);
+      T* dx = static_cast<T*>(b.dx);
+      auto run = [&](auto vec, auto whole) {
         constexpr int W = decltype(vec)::value;
-        ex.template for_each<Idx>(p.in_elems() / W, AvgBroadcastPlaneBody<T, Idx, kChannelsLast, W, decltype(whole)::value>{
-            win, static_cast<Idx>(p.c), Divider<Idx>(static_cast<Idx>(p.c)), plane, Divider<Idx>(plane),
-            plane_window_divisor<A>(p), static_cast<const T*>(b.dy), static_cast<T*>(b.dx)});
+        constexpr bool kWhole = decltype(whole)::value;
+        if (cl) {
+          const Idx packs = static_cast<Idx>(p.c / W);
+          const Idx chunks = static_cast<Idx>((p.in_plane() + kBroadcastPositions - 1) / kBroadcastPositions);
+          ex.template for_each<Idx>(p.n * chunks * packs, AvgBroadcastPositionsBody<T, Idx, W, kWhole>{
+              win, static_cast<Idx>(p.c), packs, Divider<Idx>(packs), chunks, Divider<Idx>(chunks),
+              static_cast<Idx>(p.in_plane()), divisor, dy, dx});
+        } else {
+          const Idx plane = static_cast<Idx>(p.in_plane());
+          ex.template for_each<Idx>(p.in_elems() / W,
+                                    AvgBroadcastPlaneBody<T, Idx, W, kWhole>{win, plane, Divider<Idx>(plane), divisor, dy, dx});
+        }
       };
-      auto run_packed = [&](auto channels_last) {
-        if (win.whole) run(channels_last, std::integral_constant<int, V>{}, std::true_type{});
-        else run(channels_last, std::integral_constant<int, V>{}, std::false_type{});
-      };
-      if (packed) {
-        if (cl) run_packed(std::true_type{});
-        else run_packed(std::false_type{});
-      } else {
-        if (cl) run(std::true_type{}, std::integral_constant<int, 1>{}, std::false_type{});
-        else run(std::false_type{}, std::integral_constant<int, 1>{}, std::false_type{});
-      }
+      if (packed && win.whole) run(std::integral_constant<int, V>{}, std::true_type{});
+      else if (packed) run(std::integral_constant<int, V>{}, std::false_type{});
+      else run(std::integral_constant<int, 1>{}, std::false_type{});
     });
   }
 };
