@@ -275,9 +275,9 @@ TEST(MaxKernels, Int64PathMatchesOnSmallProblems) {
   for (const Variant& v : wide) names.push_back(v.name);
   std::sort(names.begin(), names.end());
   const std::vector<std::string> expected = {
-      "max.direct.recompute", "max.direct.stored", "max.gather.counted", "max.gather.recompute",  "max.gather.rows",
-      "max.gather.stored",    "max.gather.stored.run", "max.gather.stream", "max.gather.tiled", "max.scatter.recompute",
-      "max.scatter.stored"};
+      "max.direct.recompute", "max.direct.rows",       "max.direct.stored", "max.gather.counted", "max.gather.recompute",
+      "max.gather.rows",      "max.gather.stored",     "max.gather.stored.run", "max.gather.stream", "max.gather.tiled",
+      "max.scatter.recompute", "max.scatter.stored"};
   ASSERT_EQ(names, expected) << "every max variant with an int64 path is listed";
   for (Problem p : {make(3, 2, 3, {5, 6, 7}, {3, 2, 3}, {2, 1, 2}, {1, 1, 1}, {1, 0, 1}),
                     make(2, 2, 4, {8, 6}, {2, 2}, {2, 2}, {0, 0}, {0, 0}),
@@ -505,6 +505,7 @@ TEST(MaxKernels, EachVariantAdmitsItsDomainAndNamesWhatIsOutside) {
   Problem cf3 = make(3, 1, 2, {5, 6, 9}, {3, 3, 3}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1});
   Problem box = make(2, 1, 2, {9, 11}, {3, 3}, {1, 1}, {1, 1}, {1, 1});
   Problem disjoint = make(2, 1, 2, {8, 6}, {2, 2}, {2, 2}, {0, 0}, {0, 0});
+  Problem row = make(1, 2, 3, {29}, {4}, {4}, {1}, {1}, {1});
   const std::vector<Case> cases = {
       {"max.gather.stored.run", cf2, [](Problem& p) { p.index_format = IndexFormat::global_col; }, "index_format"},
       {"max.gather.stored.run", cf2, [](Problem& p) { p.layout = Layout::channels_last; }, "layout"},
@@ -523,6 +524,8 @@ TEST(MaxKernels, EachVariantAdmitsItsDomainAndNamesWhatIsOutside) {
       {"max.gather.stream", box, [](Problem& p) { p.pad_begin[2] = p.pad_end[2] = 2; }, "window"},
       {"max.direct.stored", disjoint, [](Problem& p) { p.stride[2] = 1; }, "overlap"},
       {"max.direct.recompute", disjoint, [](Problem& p) { p.kernel[1] = 3; }, "overlap"},
+      {"max.direct.rows", row, [](Problem& p) { p.stride[2] = 3; }, "overlap"},
+      {"max.direct.rows", row, [](Problem& p) { p.layout = Layout::channels_last; }, "layout"},
   };
   Problem copy_d = cf3;  // I3D's 1x3x3: D a copy axis
   copy_d.kernel[0] = 1, copy_d.stride[0] = 1, copy_d.pad_begin[0] = copy_d.pad_end[0] = 0;

@@ -19,6 +19,9 @@
 // avg.broadcast.plane (not tiled, but its work items are runs too): channels-last runs of
 // positions with a partial last one and planes shorter than a run, with and without positions
 // outside the window, C a whole number of packs or not; channels-first packs that cross planes.
+// max.direct.rows: packs that cross rows, rows shorter than a pack, gaps between windows, dilated
+// windows, windows wholly in the padding, a partial last window (ceil mode) and a tail no window
+// covers.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
@@ -33,6 +36,7 @@
 #include "kernels/avg/avg_gather_columns.hpp"
 #include "kernels/avg/avg_gather_planes.hpp"
 #include "kernels/avg/avg_gather_tiled.hpp"
+#include "kernels/max/max_direct_rows.hpp"
 #include "kernels/max/max_gather_counted.hpp"
 #include "kernels/max/max_gather_tiled.hpp"
 
@@ -236,6 +240,31 @@ TEST(AvgBroadcastReach, TheFuzzDrawsEveryRunStructure) {
                   "channels-last, every position a tap", "channels-last, positions outside the window",
                   "channels-last, C a whole number of packs", "channels-last, C not a whole number of packs",
                   "channels-first, packs across planes", "channels-first, positions outside the window"});
+}
+
+TEST(MaxDirectRowsReach, TheFuzzDrawsEveryRowStructure) {
+  Seen seen;
+  int cases = 0;
+  const bool ok = rc::check("max.direct.rows' work items on the fuzz's problems", [&] {
+    for (int draw = 0; draw < 10; ++draw) {
+      const Problem p = *fuzz::problem(Op::max, MaxDirectRows::domain());
+      if (!MaxDirectRows::supports(p).ok || p.n == 0) continue;
+      ++cases;
+      const int64_t W = p.in[2], k = p.effective_kernel(2), s = p.stride[2], pb = p.pad_begin[2];
+      const int64_t lanes = 16 / dtype_size(p.dtype);
+      if (p.in_elems() % lanes == 0 && W % lanes != 0) ++seen["packs across rows"];
+      if (W < lanes) ++seen["rows shorter than a pack"];
+      if (s > k) ++seen["gaps between windows"];
+      if (p.dilation[2] > 1) ++seen["dilated windows"];
+      if (pb >= s) ++seen["a window wholly in the padding"];
+      if ((p.out[2] - 1) * s - pb + k > W) ++seen["a last window past the row's end"];
+      if (p.out[2] * s - pb < W) ++seen["a tail no window covers"];
+    }
+  });
+  ASSERT_TRUE(ok);
+  expect_reached(seen, cases,
+                 {"packs across rows", "rows shorter than a pack", "gaps between windows", "dilated windows",
+                  "a window wholly in the padding", "a last window past the row's end", "a tail no window covers"});
 }
 
 }  // namespace

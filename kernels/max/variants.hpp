@@ -2,6 +2,7 @@
 #pragma once
 
 #include "kernels/max/max_direct.hpp"
+#include "kernels/max/max_direct_rows.hpp"
 #include "kernels/max/max_gather_counted.hpp"
 #include "kernels/max/max_gather_block_cf.hpp"
 #include "kernels/max/max_gather_block_cl.hpp"
@@ -32,6 +33,7 @@ using MaxVariants = VariantList<MaxScatterStored,
                                 MaxScatterRecompute,
                                 MaxGatherRecompute,
                                 MaxDirectStored,
-                                MaxDirectRecompute>;
+                                MaxDirectRecompute,
+                                MaxDirectRows>;
 
 }  // namespace pg
