@@ -19,9 +19,11 @@
 // avg.broadcast.plane (not tiled, but its work items are runs too): channels-last runs of
 // positions with a partial last one and planes shorter than a run, with and without positions
 // outside the window, C a whole number of packs or not; channels-first packs that cross planes.
-// max.direct.rows: packs that cross rows, rows shorter than a pack, gaps between windows, dilated
-// windows, windows wholly in the padding, a partial last window (ceil mode) and a tail no window
-// covers.
+// max.direct.rows: packs that cross rows, rows shorter than a pack, in-row packs within one
+// window's stride and across two (its decode-per-window path) and across more (its lane walk),
+// gaps between windows,
+// dilated windows, windows wholly in the padding, a partial last window (ceil mode) and a tail no
+// window covers.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
@@ -253,6 +255,17 @@ TEST(MaxDirectRowsReach, TheFuzzDrawsEveryRowStructure) {
       const int64_t W = p.in[2], k = p.effective_kernel(2), s = p.stride[2], pb = p.pad_begin[2];
       const int64_t lanes = 16 / dtype_size(p.dtype);
       if (p.in_elems() % lanes == 0 && W % lanes != 0) ++seen["packs across rows"];
+      if (p.in_elems() % lanes == 0) {
+        bool one = false, two = false, more = false;
+        for (int64_t e = 0; e < p.in_elems(); e += lanes) {
+          const int64_t x = e % W, t = (x + pb) % s;
+          if (x + lanes > W) continue;
+          (t + lanes <= s ? one : t + lanes <= 2 * s ? two : more) = true;
+        }
+        if (one) ++seen["in-row packs within one window's stride"];
+        if (two) ++seen["in-row packs across two windows' strides"];
+        if (more) ++seen["in-row packs across more windows' strides"];
+      }
       if (W < lanes) ++seen["rows shorter than a pack"];
       if (s > k) ++seen["gaps between windows"];
       if (p.dilation[2] > 1) ++seen["dilated windows"];
@@ -263,7 +276,9 @@ TEST(MaxDirectRowsReach, TheFuzzDrawsEveryRowStructure) {
   });
   ASSERT_TRUE(ok);
   expect_reached(seen, cases,
-                 {"packs across rows", "rows shorter than a pack", "gaps between windows", "dilated windows",
+                 {"packs across rows", "rows shorter than a pack", "in-row packs within one window's stride",
+                 "in-row packs across two windows' strides", "in-row packs across more windows' strides",
+                 "gaps between windows", "dilated windows",
                   "a window wholly in the padding", "a last window past the row's end", "a tail no window covers"});
 }
 

@@ -9,8 +9,10 @@
 // (bench/results/2026-11-28_h200_broadcast.md). Here a work item is V consecutive elements of the
 // flat dx tensor (one 16-byte store), wherever rows and windows begin: with disjoint windows an
 // element x lies in the span of window o = (x + pad) / stride only, and gets that window's dy
-// where its index names x, else 0. The lanes step x, o and the offset in o's span by carries
-// (no division per lane) and decode a window's index once for the lanes that share it.
+// where its index names x, else 0. A pack inside one row that meets at most two windows decodes
+// each once and selects per lane; any other (one that crosses a row, or meets more windows
+// than two) steps x, o and the offset in o's span by carries (no division per lane) and decodes a
+// window's index once for the lanes that share it.
 // Deterministic (each dx element written once, one term: 0 + dy, as the summing variants round
 // it), no atomics, no zeroing pass.
 #pragma once
@@ -78,6 +80,28 @@ struct MaxDirectRowsItem {
     Idx seen_row = -1, seen_o = -1, named = -1;
     T grad = zero;
     Pack<T, V> out;
+    // A pack inside one row that meets at most two windows' strides (every in-row pack when the
+    // stride is at least V: M5's k4s4, SoundNet's k8s8, k3s3 f32): one decode per window and V
+    // selects, without the lanes' carries (H200, 2026-11-28: the general walk below issues ~200
+    // instructions per 4-lane pack).
+    if (x + V <= W && t + V <= 2 * s) {
+      window(row, o, &named, &grad);
+      if (t + V <= s) {
+#pragma unroll
+        for (int v = 0; v < V; ++v) out.v[v] = named == x + v ? grad : zero;
+      } else {
+        Idx named_next;
+        T grad_next = zero;
+        window(row, o + 1, &named_next, &grad_next);
+#pragma unroll
+        for (int v = 0; v < V; ++v) {
+          const bool first = t + v < s;
+          out.v[v] = (first ? named : named_next) == x + v ? (first ? grad : grad_next) : zero;
+        }
+      }
+      store_pack<V>(dx, e, out);
+      return;
+    }
 #pragma unroll
     for (int v = 0; v < V; ++v) {
       if (o != seen_o || row != seen_row) {
