@@ -21,9 +21,8 @@
 // outside the window, C a whole number of packs or not; channels-first packs that cross planes.
 // max.direct.rows: packs that cross rows, rows shorter than a pack, in-row packs within one
 // window's stride and across two (its decode-per-window path) and across more (its lane walk),
-// gaps between windows,
-// dilated windows, windows wholly in the padding, a partial last window (ceil mode) and a tail no
-// window covers.
+// gaps between windows, dilated windows, windows wholly in the padding, a partial last window
+// (ceil mode) and a tail no window covers.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
@@ -277,9 +276,9 @@ TEST(MaxDirectRowsReach, TheFuzzDrawsEveryRowStructure) {
   ASSERT_TRUE(ok);
   expect_reached(seen, cases,
                  {"packs across rows", "rows shorter than a pack", "in-row packs within one window's stride",
-                 "in-row packs across two windows' strides", "in-row packs across more windows' strides",
-                 "gaps between windows", "dilated windows",
-                  "a window wholly in the padding", "a last window past the row's end", "a tail no window covers"});
+                  "in-row packs across two windows' strides", "in-row packs across more windows' strides",
+                  "gaps between windows", "dilated windows", "a window wholly in the padding",
+                  "a last window past the row's end", "a tail no window covers"});
 }
 
 }  // namespace
