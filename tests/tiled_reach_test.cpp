@@ -58,6 +58,27 @@ void count_tiles(const Problem& p, const int* tile, int planes, int lanes, Seen&
   if (cl && p.c > lanes && p.c % lanes != 0) ++seen["lane tiles, the last partial"];
 }
 
+// The run walk's decodes (max_tile_walk.hpp, named_in_run): plane-format indices of undilated
+// windows on the short path, any other format or a dilated window on the general one; and each
+// stored index type, which the walk switches on once per tile.
+void count_window_run(const Problem& p, Seen& seen) {
+  const bool plain = p.index_format == IndexFormat::plane && p.dilation[0] == 1 && p.dilation[1] == 1 && p.dilation[2] == 1;
+  ++seen[plain ? "run decode, plane indices of undilated windows" : "run decode, other formats or dilated windows"];
+  ++seen[std::string("run decode, ") + index_type_name(p.index_type) + " indices"];
+}
+
+// Each of count_window_run's names came up in at least 5% of the draws read as one run (u8
+// indices, which only small planes take, are about 9% of them).
+void expect_window_run_decodes(const Seen& seen) {
+  const auto runs = seen.find("windows read as one run of dy");
+  ASSERT_NE(runs, seen.end());
+  for (const char* what : {"run decode, plane indices of undilated windows", "run decode, other formats or dilated windows",
+                           "run decode, i64 indices", "run decode, i32 indices", "run decode, u8 indices"}) {
+    const auto it = seen.find(what);
+    EXPECT_GE(it == seen.end() ? 0 : it->second, runs->second / 20) << what << " in " << runs->second << " window runs";
+  }
+}
+
 // Each of the structures came up in at least 1% of the cases; prints what was seen.
 void expect_reached(const Seen& seen, int cases, const std::vector<const char*>& structures) {
   std::string report;
@@ -120,13 +141,17 @@ TEST(MaxTiledReach, TheFuzzDrawsEveryTileStructure) {
       if (plan.segments > 1 && plan.tile[2] % plan.band_width != 0) ++seen["bands of part of a row, the last partial"];
       if (plan.band_rows == 1 && plan.segments == 1) ++seen["bands of one whole row"];
       if (plan.whole_planes) ++seen[outer % plan.planes != 0 ? "whole-plane tiles, the last group partial" : "whole-plane tiles"];
-      if (plan.window_run) ++seen["windows read as one run of dy"];
+      if (plan.window_run) {
+        ++seen["windows read as one run of dy"];
+        count_window_run(p, seen);
+      }
     }
   });
   ASSERT_TRUE(ok);
   expect_each_reached(seen, cases, {"bands of several rows, the last partial", "bands of part of a row, the last partial",
                                     "bands of one whole row", "whole-plane tiles", "whole-plane tiles, the last group partial",
                                     "windows read as one run of dy"});
+  expect_window_run_decodes(seen);
 }
 
 TEST(MaxCountedReach, TheFuzzDrawsEveryTileStructure) {
@@ -143,12 +168,16 @@ TEST(MaxCountedReach, TheFuzzDrawsEveryTileStructure) {
       count_tiles(p, plan.tile, plan.planes, plan.lanes, seen);
       const int64_t outer = p.layout == Layout::channels_last ? p.n : p.n * p.c;
       if (plan.whole_planes) ++seen[outer % plan.planes != 0 ? "whole-plane tiles, the last group partial" : "whole-plane tiles"];
-      if (plan.window_run) ++seen["windows read as one run of dy"];
+      if (plan.window_run) {
+        ++seen["windows read as one run of dy"];
+        count_window_run(p, seen);
+      }
     }
   });
   ASSERT_TRUE(ok);
   expect_each_reached(seen, cases,
                       {"whole-plane tiles", "whole-plane tiles, the last group partial", "windows read as one run of dy"});
+  expect_window_run_decodes(seen);
 }
 
 // 1,000 draws: the run paths take stride-1 W axes only (about one in

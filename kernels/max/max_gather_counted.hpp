@@ -41,21 +41,13 @@ namespace pg {
 // Shared memory beyond the per-window and per-position arrays: the count of listed positions.
 inline constexpr size_t kCountedBlockBytes = 16;
 
-// What a position keeps besides its count and listing: the slot of its one window, or the sum
-// of its several (never both, so they share the bytes).
-template <class A>
-union OneOrSum {
-  int first;
-  A sum;
-};
-
 // Per laid-out window: a NamedDy (the slot it names and its dy); per tile position: its count
-// and listing (ints) and a OneOrSum.
+// and listing (ints) and its dx (the dy of its one window, or the sum of its several).
 inline bool plan_max_counted(const Problem& p, size_t accum_size, const MaxTileBudget& budget, MaxTileShape* plan) {
   MaxTileBudget arrays = budget;
   arrays.bytes -= kCountedBlockBytes;
   const size_t window = accum_size == 8 ? sizeof(NamedDy<double>) : sizeof(NamedDy<float>);
-  const size_t position = 2 * sizeof(int) + (accum_size == 8 ? sizeof(OneOrSum<double>) : sizeof(OneOrSum<float>));
+  const size_t position = 2 * sizeof(int) + accum_size;
   if (!shape_max_tiles(p, MaxTileBytes{window, position}, arrays, plan)) return false;
   // A tile read as one run of windows holds no more planes than its threads read in one round
   // trip. More planes (as many as the bytes allow) wait for a second round and leave fewer
@@ -80,12 +72,19 @@ struct MaxCountedBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape> {
   using Walk::g;
   using Walk::plan;
   static constexpr int kPhases = 3;
+  // With 32-bit index arithmetic, five blocks of 256 threads: registers capped at 48 (a few
+  // bytes spill). Uncapped, nvcc gave the 2D f32 body 64 (four blocks) once the run walk
+  // switched on the index type per tile, and SPP k13 lost 10%; capped, every row measured
+  // gained 2-23% over the body of before (H200, 2026-11-28,
+  // bench/results/2026-11-28_h200_counted_run_walk.md). The 64-bit bodies need 128-246
+  // registers and would spill kilobytes under the cap, so they keep the thread bound only.
+  static constexpr int kMinBlocksPerSm = sizeof(Idx) == 4 ? 5 : 0;
 
   // Where a tile lies and how shared memory is carved; each thread computes its own copy. Slots
   // of windows and of positions are walk_windows'.
   struct Frame : MaxTileOrigin<Idx> {
     NamedDy<A>* window;  // per laid-out window and lane: the position slot it names, or -1, and its dy
-    OneOrSum<A>* one;    // per position: the slot of its one window, or the sum of its several
+    A* one;              // per position: the dy of its one window, or the sum of its several
     int* count;          // per position: how many windows name it
     int* shared;         // the positions named by several windows, *listed of them
     int* listed;
@@ -96,7 +95,7 @@ struct MaxCountedBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape> {
     static_cast<MaxTileOrigin<Idx>&>(f) = this->origin(tile_id);
     const int windows = plan.planes * plan.windows * plan.lanes, positions = plan.planes * plan.positions * plan.lanes;
     f.window = reinterpret_cast<NamedDy<A>*>(smem);
-    f.one = reinterpret_cast<OneOrSum<A>*>(f.window + windows);
+    f.one = reinterpret_cast<A*>(f.window + windows);
     f.count = reinterpret_cast<int*>(f.one + positions);
     f.shared = f.count + positions;
     f.listed = f.shared + positions;
@@ -116,13 +115,14 @@ struct MaxCountedBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape> {
   }
 
   // Phase 1: per laid-out window and lane, the position it names and its dy; per position, the
-  // count of windows naming it, the slot of the first to arrive, and the list of shared ones.
+  // count of windows naming it, the dy of the first to arrive (from zero, as every sum starts:
+  // a -0 dy gives +0), and the list of shared ones.
   PG_HD void load(const Frame& f, int tid) const {
     this->walk_windows(f, tid, [&](int slot, int named, A grad) {
       f.window[slot] = NamedDy<A>{named, grad};
       if (named < 0) return;
       const int before = atomic_fetch_add(&f.count[named], 1);
-      if (before == 0) f.one[named].first = slot;
+      if (before == 0) f.one[named] = A(0) + grad;
       else if (before == 1) f.shared[atomic_fetch_add(f.listed, 1)] = named;
     });
   }
@@ -154,21 +154,26 @@ struct MaxCountedBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape> {
         i[a] = f.i0[a] + local[a];
         covering(g, a, i[a], &lo[a], &hi[a]);
       }
-      const auto holds = [&](int a, Idx o) { return g.d[a] == 1 || tap_along(g, a, i[a], o) >= 0; };
-      const int row_slots = plan.lay[2] * L;
+      const bool dense[2] = {g.d[0] == 1, g.d[1] == 1};
+      const auto holds = [&](int a, Idx o) { return dense[a] || tap_along(g, a, i[a], o) >= 0; };
+      // The box's rows are laid-out rows plan.lay[2] * L slots apart, its D slices
+      // plan.lay[1] rows apart: a pointer steps from one to the next.
+      const int row_slots = plan.lay[2] * L, slice_slots = plan.lay[1] * row_slots;
       const int across = static_cast<int>(hi[2] - lo[2]) + 1;
+      const int first_row = (plane * plan.lay[0] + static_cast<int>(lo[0] - f.o0[0])) * plan.lay[1] + static_cast<int>(lo[1] - f.o0[1]);
+      const NamedDy<A>* slice = f.window + first_row * row_slots + static_cast<int>(lo[2] - f.o0[2]) * L + lane;
       A acc = A(0);
-      for (Idx oz = lo[0]; oz <= hi[0]; ++oz) {
+      for (Idx oz = lo[0]; oz <= hi[0]; ++oz, slice += slice_slots) {
         if (!holds(0, oz)) continue;
-        for (Idx oy = lo[1]; oy <= hi[1]; ++oy) {
+        const NamedDy<A>* row = slice;
+        for (Idx oy = lo[1]; oy <= hi[1]; ++oy, row += row_slots) {
           if (!holds(1, oy)) continue;
-          const int row = (plane * plan.lay[0] + static_cast<int>(oz - f.o0[0])) * plan.lay[1] + static_cast<int>(oy - f.o0[1]);
-          const NamedDy<A>* w = f.window + row * row_slots + static_cast<int>(lo[2] - f.o0[2]) * L + lane;
+          const NamedDy<A>* w = row;
           for (int x = 0; x < across; ++x, w += L)
             if (w->named == at) acc += w->grad;
         }
       }
-      f.one[at].sum = acc;
+      f.one[at] = acc;
     }
   }
 
@@ -177,7 +182,7 @@ struct MaxCountedBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape> {
     this->write_tile(f, tid, [&](int slot) {
       const int n = f.count[slot];
       f.count[slot] = 0;
-      return n == 0 ? A(0) : n == 1 ? A(0) + f.window[f.one[slot].first].grad : f.one[slot].sum;
+      return n == 0 ? A(0) : f.one[slot];
     });
     if (tid == 0) *f.listed = 0;
   }

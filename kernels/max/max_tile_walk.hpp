@@ -351,44 +351,75 @@ struct MaxTileWalk {
   // slot s is the run's s-th window, read flat (consecutive threads, consecutive windows), with
   // none of the box walk's row and column arithmetic: about a third of its instructions per
   // window (YOLO's SPP and SPPF, GoogLeNet's k3s1, the dilated and 1D rows take this path).
+  // The stored index type is switched on once per tile, not once per window.
   template <class Visit>
-  PG_HD void walk_window_run(const MaxTileOrigin<Idx>& t, int tid, Visit&& visit) const {
+  PG_HD void walk_window_run(const MaxTileOrigin<Idx>& t, int tid, Visit& visit) const {
+    switch (g.index_type) {
+      case IndexType::i64: return walk_window_run_as<int64_t>(t, tid, visit);
+      case IndexType::i32: return walk_window_run_as<int32_t>(t, tid, visit);
+      default: return walk_window_run_as<uint8_t>(t, tid, visit);
+    }
+  }
+
+  template <class I, class Visit>
+  PG_HD void walk_window_run_as(const MaxTileOrigin<Idx>& t, int tid, Visit& visit) const {
     const int n = plan.planes * plan.windows;
     const Idx planes_left = grid.outer - t.outer0;
     const int in_tensor = planes_left < plan.planes ? static_cast<int>(planes_left) * plan.windows : n;
     const Idx base = t.outer0 * g.out_plane;
+    const I* run_indices = static_cast<const I*>(indices) + base;
+    const T* run_dy = dy + base;
     for (int s0 = tid; s0 < n; s0 += kRunLoadBatch * plan.threads) {
-      int64_t stored[kRunLoadBatch];
+      I stored[kRunLoadBatch];
       A grad[kRunLoadBatch];
 #pragma unroll
       for (int j = 0; j < kRunLoadBatch; ++j) {
         const int s = s0 + j * plan.threads;
-        stored[j] = -1;
+        stored[j] = 0;
         grad[j] = A(0);
         if (s < in_tensor) {
-          load_indices<1>(indices, g.index_type, base + s, &stored[j]);
-          grad[j] = static_cast<A>(to_float(dy[base + s]));
+          stored[j] = run_indices[s];
+          grad[j] = static_cast<A>(to_float(run_dy[s]));
         }
       }
 #pragma unroll
       for (int j = 0; j < kRunLoadBatch; ++j) {
         const int s = s0 + j * plan.threads;
         if (s >= n) break;
-        int named = -1;
-        if (s < in_tensor) {
-          Idx o[kAxes], r = s, pos[kAxes];
-          o[0] = 0;
-#pragma unroll
-          for (int a = kAxes - 1; a >= A0; --a) {
-            const Idx next = g.out_div[a].div(r);
-            o[a] = r - next * g.out[a];
-            r = next;
-          }
-          if (decode(stored[j], t.outer0 + r, o, pos)) named = static_cast<int>(r) * plan.positions + static_cast<int>(in_lin(g, pos));
-        }
-        visit(s, named, grad[j]);
+        visit(s, s < in_tensor ? named_in_run(t, s, static_cast<int64_t>(stored[j])) : -1, grad[j]);
       }
     }
+  }
+
+  // The slot that stored index v of the run's s-th window names (-1: none). A plane-format index
+  // of an undilated window is its position's offset in the plane, so the slot is the plane's
+  // first slot plus v once v is checked to be a tap: no position coordinates are put back
+  // together.
+  PG_HD int named_in_run(const MaxTileOrigin<Idx>& t, int s, int64_t v) const {
+    Idx o[kAxes], r = s;
+    o[0] = 0;
+#pragma unroll
+    for (int a = kAxes - 1; a >= A0; --a) {
+      const Idx next = g.out_div[a].div(r);
+      o[a] = r - next * g.out[a];
+      r = next;
+    }
+    const int first = static_cast<int>(r) * plan.positions;
+    if (!plain) {
+      Idx pos[kAxes];
+      return decode_index_at<A0>(g, v, t.outer0 + r, o, pos) ? first + static_cast<int>(in_lin(g, pos)) : -1;
+    }
+    if (static_cast<uint64_t>(v) >= static_cast<uint64_t>(g.in_plane)) return -1;
+    Idx rest = static_cast<Idx>(v);
+    bool tap = true;
+#pragma unroll
+    for (int a = kAxes - 1; a >= A0; --a) {
+      const Idx next = a > A0 ? g.in_div[a].div(rest) : Idx{0};
+      const Idx q = rest - next * g.in[a];
+      tap = tap && static_cast<uint64_t>(q - (o[a] * g.s[a] - g.pb[a])) <= static_cast<uint64_t>(g.reach[a]);
+      rest = next;
+    }
+    return tap ? first + static_cast<int>(v) : -1;
   }
 
   // The tile's positions to dx, coalesced: value(slot) is the position's dx in the accumulator
@@ -504,8 +535,16 @@ void run_max_tiles(const CpuExec& ex, const Block& block, int64_t tiles) {
 
 #if PG_GPU_COMPILER
 
+// The blocks a multiprocessor must hold, registers capped to fit them: a Block's
+// kMinBlocksPerSm where it has one, else 0 (the thread bound only).
+template <class Block>
+constexpr int min_blocks_per_sm() {
+  if constexpr (requires { Block::kMinBlocksPerSm; }) return Block::kMinBlocksPerSm;
+  return 0;
+}
+
 template <class Block, class Idx>
-__global__ void __launch_bounds__(kMaxTiledThreads) max_tiles_kernel(Block block, Idx tiles) {
+__global__ void PG_LAUNCH_BOUNDS(kMaxTiledThreads, min_blocks_per_sm<Block>()) max_tiles_kernel(Block block, Idx tiles) {
   extern __shared__ double max_tile_smem[];
   const int tid = threadIdx.x;
   unsigned char* smem = reinterpret_cast<unsigned char*>(max_tile_smem);
