@@ -157,6 +157,11 @@ struct MaxTiledBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTilePlan> {
       covering(g, 2, ix0 + width - 1, &unused, &hi[2]);
       const int first_slot = (plane * plan.positions + first) * L + lane;
       const unsigned slot_span = span * static_cast<unsigned>(L);
+      // Where a miss adds its 0: one of the band's own slots, a different one per thread of a
+      // warp. All at first_slot, a warp's misses hit one bank whenever the tile's rows are a
+      // multiple of 32 wide (bands 32 apart): k7s1p3 on 32x32 planes ran at 4% of copy, L1-bound
+      // on 32-way conflicts (H200, 2026-11-28, bench/results/2026-11-28_h200_counted_run_walk.md).
+      const int miss_slot = first_slot + static_cast<int>(static_cast<unsigned>(tid % 32) % span) * L;
       const int w_first = static_cast<int>(lo[2] - f.o0[2]), w_count = static_cast<int>(hi[2] - lo[2]) + 1;
       for (Idx oz = lo[0]; oz <= hi[0]; ++oz) {
         if (tap_along(g, 0, iz, oz) < 0) continue;
@@ -166,14 +171,14 @@ struct MaxTiledBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTilePlan> {
                            static_cast<int>(oy - f.o0[1])) * plan.lay[2] + w_first;
           const int* named = f.named + row * L + lane;
           const A* grad = f.grad + row * L + lane;
-          // Every window adds, a miss 0 to the band's first position: in a warp some thread
-          // nearly always hits, and a branch made the whole warp take both paths. A lane's
-          // windows name only that lane's slots, L apart.
+          // Every window adds, a miss 0 to one of the band's own positions (no sum is -0, so
+          // +0 changes none): in a warp some thread nearly always hits, and a branch made the
+          // whole warp take both paths. A lane's windows name only that lane's slots, L apart.
           for (int j = 0; j < w_count; ++j) {
             const int at = named[j * L];
             const bool hit = static_cast<unsigned>(at - first_slot) < slot_span;
             const A add = grad[j * L];
-            f.sum[hit ? at : first_slot] += hit ? add : A(0);
+            f.sum[hit ? at : miss_slot] += hit ? add : A(0);
           }
         }
       }
