@@ -487,6 +487,11 @@ TEST(MaxKernels, ForeignIndicesAreSkipped) {
       }
       expect_skipped(q, idx);
     }
+  // Stride 1 with padding, every plane-format index one past its plane: the windows whose span
+  // reaches past the last row at column 0 must not take it for the tap there (the run walk's
+  // range check, named_in_run in max_tile_walk.hpp; the fuzz's foreign indices lie further out).
+  const Problem run = make(2, 1, 3, {5, 6}, {3, 3}, {1, 1}, {1, 1}, {1, 1});
+  expect_skipped(run, std::vector<int64_t>(static_cast<size_t>(run.out_elems()), run.in_plane()));
 }
 
 // Each split-off body has its own name and exact domain: a problem inside it is supported, one
