@@ -377,9 +377,11 @@ TEST(AvgKernels, ColumnsTakesEveryPath) {
   finalize(overridden);
   EXPECT_TRUE(runs(*columns, overridden)) << why(*columns, overridden);
   verify_all(overridden, DataKind::real);
-  // Outside its windows: stride 2, a kernel of 9, 1D and 3D.
+  // Outside its windows: stride 2, a kernel of 9, 1D and 3D, and one window per plane (no
+  // position a tap of two windows: the other variants divide there).
   const Problem outside[] = {avg_problem(2, 3, {9, 13}, 3, 2, 1), avg_problem(2, 2, {9, 40}, 9, 1, 4),
-                             avg_problem(3, 2, {37}, 3, 1, 1), avg_problem(1, 2, {4, 5, 6}, 3, 1, 1)};
+                             avg_problem(3, 2, {37}, 3, 1, 1), avg_problem(1, 2, {4, 5, 6}, 3, 1, 1),
+                             avg_problem(2, 2, {3, 3}, 3, 1, 0)};
   for (const Problem& p : outside) EXPECT_FALSE(runs(*columns, p)) << to_string(p);
 }
 
