@@ -14,6 +14,8 @@
 #include "tests/backend_main.hpp"
 #include "kernels/exports.hpp"
 #include "kernels/max/max_dispatch.hpp"
+#include "kernels/max/max_gather_counted.hpp"
+#include "kernels/max/max_gather_tiled.hpp"
 #include "kernels/max/max_geometry.hpp"
 #include "reference/pool_reference.hpp"
 #include "src/harness/registry.hpp"
@@ -429,6 +431,47 @@ TEST(MaxKernels, CountedPositionsNamedByNoneOneOrSeveral) {
     ASSERT_EQ(run_tiled.verify().status, Status::pass);
     EXPECT_EQ(run_counted.output(), run_tiled.output());
   }
+}
+
+// Channels-last planes small enough to be one tile: max.gather.tiled and max.gather.counted read
+// their windows as one run of (window, lane) and write dx as one run of (position, lane)
+// (max_tile_walk.hpp), with a partial last lane tile on the CPU budget, in every index type and
+// on both decodes (plane indices of undilated windows, and the rest). Both pass and agree bit for
+// bit; each problem is checked to take the run, so a drifting plan fails here.
+TEST(MaxKernels, ChannelsLastWholePlanesRunAsOne) {
+  Backend& b = test::backend();
+  const Variant* counted = find_variant("max.gather.counted");
+  const Variant* tiled = find_variant("max.gather.tiled");
+  ASSERT_NE(counted, nullptr);
+  ASSERT_NE(tiled, nullptr);
+  const MaxTileBudget& budget = b.kind() == BackendKind::gpu ? kMaxTiledGpuBudget : kMaxTiledCpuBudget;
+  for (Problem p : {make(1, 2, 5, {12}, {5}, {1}, {2}, {2}), make(2, 3, 3, {5, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}),
+                    make(2, 2, 5, {6, 5}, {3, 2}, {1, 1}, {1, 0}, {1, 1}, {1, 2})})
+    for (IndexFormat f : {IndexFormat::plane, IndexFormat::global_row, IndexFormat::window})
+      for (IndexType t : {IndexType::i64, IndexType::i32, IndexType::u8}) {
+        if (t == IndexType::u8 && f != IndexFormat::window) continue;
+        p.layout = Layout::channels_last;
+        p.index_format = f;
+        p.index_type = t;
+        SCOPED_TRACE(to_string(p));
+        MaxTileShape plan;
+        ASSERT_TRUE(plan_max_counted(p, 4, budget, &plan));
+        EXPECT_TRUE(plan.window_run);
+        if (b.kind() != BackendKind::gpu) EXPECT_NE(p.c % plan.lanes, 0) << plan.lanes << " lanes";
+        MaxTilePlan tiled_plan;
+        ASSERT_TRUE(plan_max_tiles(p, 4, budget, &tiled_plan));
+        EXPECT_TRUE(tiled_plan.window_run);
+        ASSERT_TRUE(counted->supports(p, b.kind()).ok);
+        ASSERT_TRUE(tiled->supports(p, b.kind()).ok);
+        const DataSpec spec{5, DataKind::real};
+        const auto e = std::make_shared<const Expected>(compute_expected(p, spec));
+        PreparedRun run_counted(b, *counted, p, spec, e), run_tiled(b, *tiled, p, spec, e);
+        const Outcome o = run_counted.verify();
+        ASSERT_EQ(o.status, Status::pass) << o.message;
+        const Outcome ot = run_tiled.verify();
+        ASSERT_EQ(ot.status, Status::pass) << ot.message;
+        EXPECT_EQ(run_counted.output(), run_tiled.output());
+      }
 }
 
 // Indices no window of the oracle produces: negative, past the plane, another plane's, an

@@ -7,9 +7,9 @@
 // last one, one, two and three passes, and both tap loops.
 // max.gather.tiled: the same tiles, planes and lanes, and its bands: several rows of the tile's
 // width with a partial last group, part of a row with a partial last segment, one whole row;
-// tiles of whole channels-first planes (their sums leave as one run), the last group partial, and
-// those whose windows are read as one run of dy.
-// max.gather.counted: the same tiles, planes and lanes, and tiles of whole channels-first planes.
+// tiles of whole planes (their sums leave as one run), the last group partial, and those whose
+// windows are read as one run of dy, channels-first and channels-last (a partial last lane tile).
+// max.gather.counted: the same tiles, planes and lanes, whole-plane tiles and window runs.
 // avg.gather.planes: several blocks with a partial last one, several planes per block, each of its
 // sums (runs with the kernel of 3 unrolled, runs of any kernel up to 8, per element with and
 // without the unrolled tap loop), a partial last run, and both divisor paths.
@@ -65,6 +65,21 @@ void count_window_run(const Problem& p, Seen& seen) {
   const bool plain = p.index_format == IndexFormat::plane && p.dilation[0] == 1 && p.dilation[1] == 1 && p.dilation[2] == 1;
   ++seen[plain ? "run decode, plane indices of undilated windows" : "run decode, other formats or dilated windows"];
   ++seen[std::string("run decode, ") + index_type_name(p.index_type) + " indices"];
+}
+
+// The whole-plane structures of a max tile plan (max_tile_walk.hpp): tiles of whole planes, the
+// last group partial; windows read as one run of dy, in channels-last too, where a lane tile may
+// be partial.
+void count_whole_planes(const Problem& p, const MaxTileShape& plan, Seen& seen) {
+  const bool cl = p.layout == Layout::channels_last;
+  const int64_t outer = cl ? p.n : p.n * p.c;
+  if (!plan.whole_planes) return;
+  ++seen[outer % plan.planes != 0 ? "whole-plane tiles, the last group partial" : "whole-plane tiles"];
+  if (!plan.window_run) return;
+  ++seen["windows read as one run of dy"];
+  if (cl) ++seen[p.c % plan.lanes != 0 ? "channels-last windows read as one run, the last lane tile partial"
+                                        : "channels-last windows read as one run"];
+  count_window_run(p, seen);
 }
 
 // Each of count_window_run's names came up in at least 5% of the draws read as one run (u8
@@ -136,21 +151,17 @@ TEST(MaxTiledReach, TheFuzzDrawsEveryTileStructure) {
       RC_ASSERT(plan.bytes <= kMaxTiledSmemBytes);
       ++cases;
       count_tiles(p, plan.tile, plan.planes, plan.lanes, seen);
-      const int64_t outer = p.layout == Layout::channels_last ? p.n : p.n * p.c;
       if (plan.band_rows > 1 && plan.tile[1] % plan.band_rows != 0) ++seen["bands of several rows, the last partial"];
       if (plan.segments > 1 && plan.tile[2] % plan.band_width != 0) ++seen["bands of part of a row, the last partial"];
       if (plan.band_rows == 1 && plan.segments == 1) ++seen["bands of one whole row"];
-      if (plan.whole_planes) ++seen[outer % plan.planes != 0 ? "whole-plane tiles, the last group partial" : "whole-plane tiles"];
-      if (plan.window_run) {
-        ++seen["windows read as one run of dy"];
-        count_window_run(p, seen);
-      }
+      count_whole_planes(p, plan, seen);
     }
   });
   ASSERT_TRUE(ok);
   expect_each_reached(seen, cases, {"bands of several rows, the last partial", "bands of part of a row, the last partial",
                                     "bands of one whole row", "whole-plane tiles", "whole-plane tiles, the last group partial",
-                                    "windows read as one run of dy"});
+                                    "windows read as one run of dy", "channels-last windows read as one run",
+                                    "channels-last windows read as one run, the last lane tile partial"});
   expect_window_run_decodes(seen);
 }
 
@@ -166,17 +177,14 @@ TEST(MaxCountedReach, TheFuzzDrawsEveryTileStructure) {
       RC_ASSERT(plan.bytes <= kMaxTiledSmemBytes);
       ++cases;
       count_tiles(p, plan.tile, plan.planes, plan.lanes, seen);
-      const int64_t outer = p.layout == Layout::channels_last ? p.n : p.n * p.c;
-      if (plan.whole_planes) ++seen[outer % plan.planes != 0 ? "whole-plane tiles, the last group partial" : "whole-plane tiles"];
-      if (plan.window_run) {
-        ++seen["windows read as one run of dy"];
-        count_window_run(p, seen);
-      }
+      count_whole_planes(p, plan, seen);
     }
   });
   ASSERT_TRUE(ok);
   expect_each_reached(seen, cases,
-                      {"whole-plane tiles", "whole-plane tiles, the last group partial", "windows read as one run of dy"});
+                      {"whole-plane tiles", "whole-plane tiles, the last group partial", "windows read as one run of dy",
+                       "channels-last windows read as one run",
+                       "channels-last windows read as one run, the last lane tile partial"});
   expect_window_run_decodes(seen);
 }
 

@@ -54,7 +54,7 @@ inline bool plan_max_counted(const Problem& p, size_t accum_size, const MaxTileB
   // blocks to a multiprocessor (H100, 2026-11-27: YOLO SPP k13 0.078 -> 0.072 ms, k9 0.072 ->
   // 0.066, GoogLeNet's k3s1 0.111 -> 0.104; bench/results/2026-11-27_counted_lean.md).
   if (plan->window_run) {
-    const int fit = std::max(1, budget.threads * kRunLoadBatch / plan->windows);
+    const int fit = std::max(1, budget.threads * kRunLoadBatch / (plan->windows * plan->lanes));
     if (fit < plan->planes) {
       plan->bytes = plan->bytes / plan->planes * fit;
       plan->planes = fit;

@@ -47,8 +47,10 @@ struct MaxTileBudget {
 // (H100, 2026-11-26: bench/results/2026-11-26_h100_max_experiments.md).
 inline constexpr MaxTileBudget kMaxTiledGpuBudget{kMaxTiledSmemBytes, int64_t{1} << 20, 32, 2048, kMaxTiledThreads};
 // On the CPU backend the same bytes (so it runs every problem the GPU does) but few elements:
-// fuzz-sized problems span several tiles along every axis and C.
-inline constexpr MaxTileBudget kMaxTiledCpuBudget{kMaxTiledSmemBytes, 96, 4, 24, 28};
+// fuzz-sized problems span several tiles along every axis and C. Two lanes: at four, channels-
+// last planes small enough to be one tile were too rare for the fuzz to reach their run walk
+// with a partial last lane tile (0.5% of the draws; tests/tiled_reach_test.cpp).
+inline constexpr MaxTileBudget kMaxTiledCpuBudget{kMaxTiledSmemBytes, 96, 2, 24, 28};
 
 // A variant's shared memory: bytes per laid-out window and per tile position, each per lane and
 // plane.
@@ -64,7 +66,7 @@ struct MaxTileShape {
   int positions;      // tile[0] * tile[1] * tile[2]
   int windows;        // lay[0] * lay[1] * lay[2]
   int threads;
-  bool whole_planes;  // channels-first tiles of whole planes: a tile's positions are one run of dx
+  bool whole_planes;  // tiles of whole planes: a tile's positions (times its lanes) are one run of dx
   bool window_run;    // whole planes laid out from window 0 to the last: a tile's windows are one run of dy
   Divider<int32_t> by_lanes, by_lay[kAxes], by_tile[kAxes];
   size_t bytes;  // shared memory of a block
@@ -166,7 +168,7 @@ inline bool shape_max_tiles(const Problem& p, const MaxTileBytes& per, const Max
   }
   if (best_ratio < 0) return false;
   q.positions = q.tile[0] * q.tile[1] * q.tile[2];
-  q.whole_planes = !cl && q.positions == p.in_plane();
+  q.whole_planes = q.positions == p.in_plane();
   q.windows = 1;
   for (int a = 0; a < kAxes; ++a) {
     q.lay[a] = static_cast<int>(cover(p, a, q.tile[a]));
@@ -226,11 +228,16 @@ struct MaxTileWalk {
 
   PG_HD MaxTileOrigin<Idx> origin(Idx tile_id) const {
     MaxTileOrigin<Idx> t;
-    if (!kLanes && plan.whole_planes) {
+    if (plan.whole_planes) {
       // Every tile starts at position 0 of its planes: none of locate's and covering's divisions
       // (about 150 instructions a warp on a tile of YOLO SPP's five 19x19 planes).
-      t.outer0 = tile_id * plan.planes;
-      t.c0 = 0;
+      if constexpr (kLanes) {
+        t.c0 = grid.lane_tiles.mod(tile_id) * plan.lanes;
+        t.outer0 = grid.lane_tiles.div(tile_id) * plan.planes;
+      } else {
+        t.outer0 = tile_id * plan.planes;
+        t.c0 = 0;
+      }
       for (int a = 0; a < kAxes; ++a) {
         t.i0[a] = 0;
         t.o0[a] = plane_o0[a];
@@ -293,8 +300,7 @@ struct MaxTileWalk {
   // and one window at a time (index, then dy) left a tile's load at ~2 round trips per window.
   template <class Visit>
   PG_HD void walk_windows(const MaxTileOrigin<Idx>& t, int tid, Visit&& visit) const {
-    if constexpr (!kLanes)
-      if (plan.window_run) return walk_window_run(t, tid, visit);
+    if (plan.window_run) return walk_window_run(t, tid, visit);
     const int L = kLanes ? plan.lanes : 1;
     const int cols = plan.lay[2] * L, rows = plan.planes * plan.lay[0] * plan.lay[1];
     each_column(cols, tid, [&](int first_row, int row_step, int col) {
@@ -348,10 +354,11 @@ struct MaxTileWalk {
   }
 
   // walk_windows when the tile's windows are one run of dy and of the indices (plan.window_run):
-  // slot s is the run's s-th window, read flat (consecutive threads, consecutive windows), with
-  // none of the box walk's row and column arithmetic: about a third of its instructions per
-  // window (YOLO's SPP and SPPF, GoogLeNet's k3s1, the dilated and 1D rows take this path).
-  // The stored index type is switched on once per tile, not once per window.
+  // slot s is the run's s-th window (channels-last: the s / lanes-th window's lane s % lanes),
+  // read flat (consecutive threads, consecutive windows or lanes), with none of the box walk's
+  // row and column arithmetic: about a third of its instructions per window (YOLO's SPP and
+  // SPPF, GoogLeNet's k3s1, the dilated and 1D rows take this path). The stored index type is
+  // switched on once per tile, not once per window.
   template <class Visit>
   PG_HD void walk_window_run(const MaxTileOrigin<Idx>& t, int tid, Visit& visit) const {
     switch (g.index_type) {
@@ -363,40 +370,68 @@ struct MaxTileWalk {
 
   template <class I, class Visit>
   PG_HD void walk_window_run_as(const MaxTileOrigin<Idx>& t, int tid, Visit& visit) const {
-    const int n = plan.planes * plan.windows;
+    // Channels-last runs read half the batch: each window's lane is one more live value, and
+    // eight of them spilled hundreds of bytes under max.gather.counted's 48-register cap.
+    constexpr int kBatch = kLanes ? kRunLoadBatch / 2 : kRunLoadBatch;
+    const int L = kLanes ? plan.lanes : 1;
+    const int n = plan.planes * plan.windows * L;
     const Idx planes_left = grid.outer - t.outer0;
-    const int in_tensor = planes_left < plan.planes ? static_cast<int>(planes_left) * plan.windows : n;
-    const Idx base = t.outer0 * g.out_plane;
-    const I* run_indices = static_cast<const I*>(indices) + base;
-    const T* run_dy = dy + base;
-    for (int s0 = tid; s0 < n; s0 += kRunLoadBatch * plan.threads) {
-      I stored[kRunLoadBatch];
-      A grad[kRunLoadBatch];
+    // The run's windows in the tensor: n itself for channels-first whole groups, as one register
+    // (a second one tipped max.gather.counted's body into more spills and 4-6% slower rows).
+    const int in_tensor = planes_left < plan.planes ? static_cast<int>(planes_left) * plan.windows
+                          : kLanes                  ? plan.planes * plan.windows
+                                                    : n;
+    // The run's first window (channels-last: its first lane), so that a window is one add away.
+    const Idx first = kLanes ? t.outer0 * g.out_plane * grid.lanes_total + t.c0 : t.outer0 * g.out_plane;
+    const I* run_indices = static_cast<const I*>(indices) + first;
+    const T* run_dy = dy + first;
+    for (int s0 = tid; s0 < n; s0 += kBatch * plan.threads) {
+      I stored[kBatch];
+      A grad[kBatch];
+      int lane[kBatch];  // channels-last: slot s's lane; -1 where its window or lane lies outside the tensor
 #pragma unroll
-      for (int j = 0; j < kRunLoadBatch; ++j) {
+      for (int j = 0; j < kBatch; ++j) {
         const int s = s0 + j * plan.threads;
         stored[j] = 0;
         grad[j] = A(0);
-        if (s < in_tensor) {
-          stored[j] = run_indices[s];
-          grad[j] = static_cast<A>(to_float(run_dy[s]));
+        Idx at = s;
+        bool in = s < in_tensor;
+        if constexpr (kLanes) {
+          const int w = plan.by_lanes.div(s);
+          lane[j] = s - w * L;
+          in = w < in_tensor && t.c0 + lane[j] < grid.lanes_total;
+          at = w * grid.lanes_total + lane[j];
+          if (!in) lane[j] = -1;
+        }
+        if (in) {
+          stored[j] = run_indices[at];
+          grad[j] = static_cast<A>(to_float(run_dy[at]));
         }
       }
 #pragma unroll
-      for (int j = 0; j < kRunLoadBatch; ++j) {
+      for (int j = 0; j < kBatch; ++j) {
         const int s = s0 + j * plan.threads;
         if (s >= n) break;
-        visit(s, s < in_tensor ? named_in_run(t, s, static_cast<int64_t>(stored[j])) : -1, grad[j]);
+        int named = -1;
+        if constexpr (kLanes) {
+          if (lane[j] >= 0) {
+            const int position = named_in_run(t, plan.by_lanes.div(s), static_cast<int64_t>(stored[j]), lane[j]);
+            if (position >= 0) named = position * L + lane[j];
+          }
+        } else {
+          named = s < in_tensor ? named_in_run(t, s, static_cast<int64_t>(stored[j]), 0) : -1;
+        }
+        visit(s, named, grad[j]);
       }
     }
   }
 
-  // The slot that stored index v of the run's s-th window names (-1: none). A plane-format index
-  // of an undilated window is its position's offset in the plane, so the slot is the plane's
-  // first slot plus v once v is checked to be a tap: no position coordinates are put back
-  // together.
-  PG_HD int named_in_run(const MaxTileOrigin<Idx>& t, int s, int64_t v) const {
-    Idx o[kAxes], r = s;
+  // The tile position (plane * positions + its offset in the plane) that stored index v of the
+  // run's w-th window (channels-last: in lane `lane`) names; -1: none. A plane-format index of an
+  // undilated window is its position's offset in the plane, so the slot is the plane's first
+  // position plus v once v is checked to be a tap: no position coordinates are put back together.
+  PG_HD int named_in_run(const MaxTileOrigin<Idx>& t, int w, int64_t v, int lane) const {
+    Idx o[kAxes], r = w;
     o[0] = 0;
 #pragma unroll
     for (int a = kAxes - 1; a >= A0; --a) {
@@ -407,7 +442,8 @@ struct MaxTileWalk {
     const int first = static_cast<int>(r) * plan.positions;
     if (!plain) {
       Idx pos[kAxes];
-      return decode_index_at<A0>(g, v, t.outer0 + r, o, pos) ? first + static_cast<int>(in_lin(g, pos)) : -1;
+      const Idx nc = kLanes ? (t.outer0 + r) * g.c + t.c0 + lane : t.outer0 + r;
+      return decode_index_at<A0>(g, v, nc, o, pos) ? first + static_cast<int>(in_lin(g, pos)) : -1;
     }
     if (static_cast<uint64_t>(v) >= static_cast<uint64_t>(g.in_plane)) return -1;
     Idx rest = static_cast<Idx>(v);
@@ -427,14 +463,24 @@ struct MaxTileWalk {
   // every slot of the tile, positions outside the tensor included.
   template <class Value>
   PG_HD void write_tile(const MaxTileOrigin<Idx>& t, int tid, Value&& value) const {
-    if (!kLanes && plan.whole_planes) {
-      const int n = plan.planes * plan.positions;
+    if (plan.whole_planes) {
+      // Slot s is the run's s-th position (channels-last: the s / lanes-th position's lane s %
+      // lanes).
+      const int L = kLanes ? plan.lanes : 1;
+      const int n = plan.planes * plan.positions * L;
       const Idx planes_left = grid.outer - t.outer0;
-      const int in_tensor = planes_left < plan.planes ? static_cast<int>(planes_left) * plan.positions : n;
-      T* run = dx + t.outer0 * g.in_plane;
+      const int in_tensor =
+          planes_left < plan.planes ? static_cast<int>(planes_left) * plan.positions : plan.planes * plan.positions;
+      T* run = dx + (kLanes ? t.outer0 * g.in_plane * grid.lanes_total + t.c0 : t.outer0 * g.in_plane);
       for (int s = tid; s < n; s += plan.threads) {
         const A v = value(s);
-        if (s < in_tensor) run[s] = from_accum<T>(v);
+        int at = s, lane = 0;
+        if constexpr (kLanes) {
+          at = plan.by_lanes.div(s);
+          lane = s - at * L;
+        }
+        if (at < in_tensor && (!kLanes || t.c0 + lane < grid.lanes_total))
+          run[kLanes ? at * grid.lanes_total + lane : at] = from_accum<T>(v);
       }
       return;
     }
