@@ -398,16 +398,29 @@ TEST(MaxKernels, StreamTilesAndChunks) {
     }
 }
 
-// max.gather.counted's three kinds of position, on real data where positions are named by no
-// window, by one and by several (each kind checked present in the oracle's term counts): SPP-like
-// k5 s1, a dilated k3, a 3D k3, channels-last, several tiles and planes per tile on the CPU budget.
-// Its dx passes and equals max.gather.tiled's bit for bit (both sum in row-major window order).
-TEST(MaxKernels, CountedPositionsNamedByNoneOneOrSeveral) {
+// max.gather.counted and max.gather.tiled both run p (their supports() admit it), pass against the
+// oracle and agree bit for bit: both sum in row-major window order.
+void expect_counted_and_tiled_agree(const Problem& p, const DataSpec& spec, const std::shared_ptr<const Expected>& e) {
   Backend& b = test::backend();
   const Variant* counted = find_variant("max.gather.counted");
   const Variant* tiled = find_variant("max.gather.tiled");
   ASSERT_NE(counted, nullptr);
   ASSERT_NE(tiled, nullptr);
+  ASSERT_TRUE(counted->supports(p, b.kind()).ok);
+  ASSERT_TRUE(tiled->supports(p, b.kind()).ok);
+  PreparedRun run_counted(b, *counted, p, spec, e), run_tiled(b, *tiled, p, spec, e);
+  const Outcome oc = run_counted.verify();
+  ASSERT_EQ(oc.status, Status::pass) << oc.message;
+  const Outcome ot = run_tiled.verify();
+  ASSERT_EQ(ot.status, Status::pass) << ot.message;
+  EXPECT_EQ(run_counted.output(), run_tiled.output());
+}
+
+// max.gather.counted's three kinds of position, on real data where positions are named by no
+// window, by one and by several (each kind checked present in the oracle's term counts): SPP-like
+// k5 s1, a dilated k3, a 3D k3, channels-last, several tiles and planes per tile on the CPU budget.
+// Its dx passes and equals max.gather.tiled's bit for bit.
+TEST(MaxKernels, CountedPositionsNamedByNoneOneOrSeveral) {
   std::vector<Problem> problems = {make(2, 2, 3, {19, 19}, {5, 5}, {1, 1}, {2, 2}, {2, 2}),
                                    make(2, 1, 2, {21, 17}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {2, 2}),
                                    make(3, 1, 2, {5, 9, 11}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}),
@@ -417,7 +430,6 @@ TEST(MaxKernels, CountedPositionsNamedByNoneOneOrSeveral) {
   problems.push_back(cl);
   for (Problem p : problems) {
     SCOPED_TRACE(to_string(p));
-    ASSERT_TRUE(counted->supports(p, b.kind()).ok);
     const DataSpec spec{11, DataKind::real};
     const auto e = std::make_shared<const Expected>(compute_expected(p, spec));
     int64_t kinds[3] = {0, 0, 0};
@@ -425,11 +437,7 @@ TEST(MaxKernels, CountedPositionsNamedByNoneOneOrSeveral) {
     EXPECT_GT(kinds[0], 0);
     EXPECT_GT(kinds[1], 0);
     EXPECT_GT(kinds[2], 0);
-    PreparedRun run_counted(b, *counted, p, spec, e), run_tiled(b, *tiled, p, spec, e);
-    const Outcome o = run_counted.verify();
-    ASSERT_EQ(o.status, Status::pass) << o.message;
-    ASSERT_EQ(run_tiled.verify().status, Status::pass);
-    EXPECT_EQ(run_counted.output(), run_tiled.output());
+    expect_counted_and_tiled_agree(p, spec, e);
   }
 }
 
@@ -439,12 +447,8 @@ TEST(MaxKernels, CountedPositionsNamedByNoneOneOrSeveral) {
 // on both decodes (plane indices of undilated windows, and the rest). Both pass and agree bit for
 // bit; each problem is checked to take the run, so a drifting plan fails here.
 TEST(MaxKernels, ChannelsLastWholePlanesRunAsOne) {
-  Backend& b = test::backend();
-  const Variant* counted = find_variant("max.gather.counted");
-  const Variant* tiled = find_variant("max.gather.tiled");
-  ASSERT_NE(counted, nullptr);
-  ASSERT_NE(tiled, nullptr);
-  const MaxTileBudget& budget = b.kind() == BackendKind::gpu ? kMaxTiledGpuBudget : kMaxTiledCpuBudget;
+  const bool gpu = test::backend().kind() == BackendKind::gpu;
+  const MaxTileBudget& budget = gpu ? kMaxTiledGpuBudget : kMaxTiledCpuBudget;
   for (Problem p : {make(1, 2, 5, {12}, {5}, {1}, {2}, {2}), make(2, 3, 3, {5, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}),
                     make(2, 2, 5, {6, 5}, {3, 2}, {1, 1}, {1, 0}, {1, 1}, {1, 2})})
     for (IndexFormat f : {IndexFormat::plane, IndexFormat::global_row, IndexFormat::window})
@@ -457,20 +461,12 @@ TEST(MaxKernels, ChannelsLastWholePlanesRunAsOne) {
         MaxTileShape plan;
         ASSERT_TRUE(plan_max_counted(p, 4, budget, &plan));
         EXPECT_TRUE(plan.window_run);
-        if (b.kind() != BackendKind::gpu) EXPECT_NE(p.c % plan.lanes, 0) << plan.lanes << " lanes";
+        if (!gpu) EXPECT_NE(p.c % plan.lanes, 0) << plan.lanes << " lanes";
         MaxTilePlan tiled_plan;
         ASSERT_TRUE(plan_max_tiles(p, 4, budget, &tiled_plan));
         EXPECT_TRUE(tiled_plan.window_run);
-        ASSERT_TRUE(counted->supports(p, b.kind()).ok);
-        ASSERT_TRUE(tiled->supports(p, b.kind()).ok);
         const DataSpec spec{5, DataKind::real};
-        const auto e = std::make_shared<const Expected>(compute_expected(p, spec));
-        PreparedRun run_counted(b, *counted, p, spec, e), run_tiled(b, *tiled, p, spec, e);
-        const Outcome o = run_counted.verify();
-        ASSERT_EQ(o.status, Status::pass) << o.message;
-        const Outcome ot = run_tiled.verify();
-        ASSERT_EQ(ot.status, Status::pass) << ot.message;
-        EXPECT_EQ(run_counted.output(), run_tiled.output());
+        expect_counted_and_tiled_agree(p, spec, std::make_shared<const Expected>(compute_expected(p, spec)));
       }
 }
 
