@@ -267,15 +267,16 @@ struct MaxTileWalk {
     if (row < step) f(row, step, tid - row * cols);
   }
 
-  // Column col of a box whose columns are (W position, lane): its W position, and its lane.
-  PG_HD int split_column(int col, int* lane) const {
+  // Element i of a sequence of (item, lane) pairs, lanes fastest (a box's column of W position
+  // and lane; a run's window or position and lane): its item, and its lane.
+  PG_HD int split_lane(int i, int* lane) const {
     if constexpr (!kLanes) {
       *lane = 0;
-      return col;
+      return i;
     }
-    const int x = plan.by_lanes.div(col);
-    *lane = col - x * plan.lanes;
-    return x;
+    const int item = plan.by_lanes.div(i);
+    *lane = i - item * plan.lanes;
+    return item;
   }
 
   // Row r of a box whose rows are (plane, D, H) with extents (-, e0, e1): its coordinates.
@@ -305,7 +306,7 @@ struct MaxTileWalk {
     const int cols = plan.lay[2] * L, rows = plan.planes * plan.lay[0] * plan.lay[1];
     each_column(cols, tid, [&](int first_row, int row_step, int col) {
       int lane;
-      const Idx ox = t.o0[2] + split_column(col, &lane), c = t.c0 + lane;
+      const Idx ox = t.o0[2] + split_lane(col, &lane), c = t.c0 + lane;
       const bool col_in = ox < g.out[2] && (!kLanes || c < grid.lanes_total);
       for (int r = first_row; r < rows; r += kLoadBatch * row_step) {
         Idx o[kLoadBatch][kAxes], q[kLoadBatch];
@@ -397,8 +398,7 @@ struct MaxTileWalk {
         Idx at = s;
         bool in = s < in_tensor;
         if constexpr (kLanes) {
-          const int w = plan.by_lanes.div(s);
-          lane[j] = s - w * L;
+          const int w = split_lane(s, &lane[j]);
           in = w < in_tensor && t.c0 + lane[j] < grid.lanes_total;
           at = w * grid.lanes_total + lane[j];
           if (!in) lane[j] = -1;
@@ -415,6 +415,7 @@ struct MaxTileWalk {
         int named = -1;
         if constexpr (kLanes) {
           if (lane[j] >= 0) {
+            // The window again, not kept from the load: one more live value per load spilled.
             const int position = named_in_run(t, plan.by_lanes.div(s), static_cast<int64_t>(stored[j]), lane[j]);
             if (position >= 0) named = position * L + lane[j];
           }
@@ -474,11 +475,8 @@ struct MaxTileWalk {
       T* run = dx + (kLanes ? t.outer0 * g.in_plane * grid.lanes_total + t.c0 : t.outer0 * g.in_plane);
       for (int s = tid; s < n; s += plan.threads) {
         const A v = value(s);
-        int at = s, lane = 0;
-        if constexpr (kLanes) {
-          at = plan.by_lanes.div(s);
-          lane = s - at * L;
-        }
+        int lane;
+        const int at = split_lane(s, &lane);
         if (at < in_tensor && (!kLanes || t.c0 + lane < grid.lanes_total))
           run[kLanes ? at * grid.lanes_total + lane : at] = from_accum<T>(v);
       }
@@ -488,7 +486,7 @@ struct MaxTileWalk {
     const int cols = plan.tile[2] * L, rows = plan.planes * plan.tile[0] * plan.tile[1];
     each_column(cols, tid, [&](int first_row, int row_step, int col) {
       int lane;
-      Idx i[kAxes] = {0, 0, t.i0[2] + split_column(col, &lane)};
+      Idx i[kAxes] = {0, 0, t.i0[2] + split_lane(col, &lane)};
       const Idx c = t.c0 + lane;
       const bool col_in = i[2] < g.in[2] && (!kLanes || c < grid.lanes_total);
       for (int r = first_row; r < rows; r += row_step) {
