@@ -461,10 +461,39 @@ TEST(MaxKernels, ChannelsLastWholePlanesRunAsOne) {
         MaxTileShape plan;
         ASSERT_TRUE(plan_max_counted(p, 4, budget, &plan));
         EXPECT_TRUE(plan.window_run);
-        if (!gpu) EXPECT_NE(p.c % plan.lanes, 0) << plan.lanes << " lanes";
+        if (!gpu) {
+          EXPECT_NE(p.c % plan.lanes, 0) << plan.lanes << " lanes";
+        }
         MaxTilePlan tiled_plan;
         ASSERT_TRUE(plan_max_tiles(p, 4, budget, &tiled_plan));
         EXPECT_TRUE(tiled_plan.window_run);
+        const DataSpec spec{5, DataKind::real};
+        expect_counted_and_tiled_agree(p, spec, std::make_shared<const Expected>(compute_expected(p, spec)));
+      }
+}
+
+// Channels-last runs whose lane tile divides C: max.gather.tiled reads each window's lanes in
+// packs (2 or 4 a thread: max_tile_walk.hpp, walk_lane_packs_as), packs of 2 on the CPU budget
+// (two lanes a tile), 4 on the GPU's, in every index type and on both decodes, one and several
+// lane tiles, a partial last group of planes (1D and 2D: 3D runs read one lane at a time). It
+// passes and agrees bit for bit with
+// max.gather.counted, which reads one lane at a time; each problem is checked to take the packs.
+TEST(MaxKernels, ChannelsLastRunsReadLanePacks) {
+  const bool gpu = test::backend().kind() == BackendKind::gpu;
+  const MaxTileBudget& budget = gpu ? kMaxTiledGpuBudget : kMaxTiledCpuBudget;
+  for (Problem p : {make(1, 3, 8, {12}, {5}, {1}, {2}, {2}), make(2, 3, 4, {5, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}),
+                    make(2, 2, 8, {6, 5}, {3, 2}, {1, 1}, {1, 0}, {1, 1}, {1, 2})})
+    for (IndexFormat f : {IndexFormat::plane, IndexFormat::global_row, IndexFormat::window})
+      for (IndexType t : {IndexType::i64, IndexType::i32, IndexType::u8}) {
+        if (t == IndexType::u8 && f != IndexFormat::window) continue;
+        p.layout = Layout::channels_last;
+        p.index_format = f;
+        p.index_type = t;
+        SCOPED_TRACE(to_string(p));
+        MaxTilePlan plan;
+        ASSERT_TRUE(plan_max_tiles(p, 4, budget, &plan));
+        EXPECT_TRUE(plan.window_run);
+        EXPECT_EQ(max_tile_lane_pack(p, plan, BwdBuffers{}), gpu ? 4 : 2) << plan.lanes << " lanes";
         const DataSpec spec{5, DataKind::real};
         expect_counted_and_tiled_agree(p, spec, std::make_shared<const Expected>(compute_expected(p, spec)));
       }

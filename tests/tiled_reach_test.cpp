@@ -8,7 +8,8 @@
 // max.gather.tiled: the same tiles, planes and lanes, and its bands: several rows of the tile's
 // width with a partial last group, part of a row with a partial last segment, one whole row;
 // tiles of whole planes (their sums leave as one run), the last group partial, and those whose
-// windows are read as one run of dy, channels-first and channels-last (a partial last lane tile).
+// windows are read as one run of dy, channels-first and channels-last (a partial last lane tile,
+// and lanes read in packs: the count is shared, only max.gather.tiled reads them).
 // max.gather.counted: the same tiles, planes and lanes, whole-plane tiles and window runs.
 // avg.gather.planes: several blocks with a partial last one, several planes per block, each of its
 // sums (runs with the kernel of 3 unrolled, runs of any kernel up to 8, per element with and
@@ -79,6 +80,8 @@ void count_whole_planes(const Problem& p, const MaxTileShape& plan, Seen& seen) 
   ++seen["windows read as one run of dy"];
   if (cl) ++seen[p.c % plan.lanes != 0 ? "channels-last windows read as one run, the last lane tile partial"
                                         : "channels-last windows read as one run"];
+  // The fuzz's buffers are allocated aligned: what max_tile_lane_pack decides from the shapes.
+  if (cl && max_tile_lane_pack(p, plan, BwdBuffers{}) > 1) ++seen["channels-last windows read in lane packs"];
   count_window_run(p, seen);
 }
 
@@ -161,7 +164,8 @@ TEST(MaxTiledReach, TheFuzzDrawsEveryTileStructure) {
   expect_each_reached(seen, cases, {"bands of several rows, the last partial", "bands of part of a row, the last partial",
                                     "bands of one whole row", "whole-plane tiles", "whole-plane tiles, the last group partial",
                                     "windows read as one run of dy", "channels-last windows read as one run",
-                                    "channels-last windows read as one run, the last lane tile partial"});
+                                    "channels-last windows read as one run, the last lane tile partial",
+                                    "channels-last windows read in lane packs"});
   expect_window_run_decodes(seen);
 }
 

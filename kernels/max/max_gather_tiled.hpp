@@ -83,8 +83,8 @@ inline bool plan_max_tiles(const Problem& p, size_t accum_size, const MaxTileBud
 
 // The work of one block on one tile, as three phases for plan.threads cooperating threads.
 template <class T, class Idx, int A0, bool kLanes>
-struct MaxTiledBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTilePlan> {
-  using Walk = MaxTileWalk<T, Idx, A0, kLanes, MaxTilePlan>;
+struct MaxTiledBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTilePlan, true> {
+  using Walk = MaxTileWalk<T, Idx, A0, kLanes, MaxTilePlan, true>;
   using typename Walk::A;
   using Walk::g;
   using Walk::plan;

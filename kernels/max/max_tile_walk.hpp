@@ -16,6 +16,7 @@
 #include "kernels/common/divider.hpp"
 #include "kernels/common/even_piece.hpp"
 #include "kernels/common/exec.hpp"
+#include "kernels/common/pack.hpp"
 #include "kernels/common/tile_grid.hpp"
 #include "kernels/max/max_dispatch.hpp"
 #include "kernels/max/max_geometry.hpp"
@@ -211,9 +212,13 @@ struct NamedDy {
 
 // What every tiled max block holds and the steps they share. Plan derives from MaxTileShape. A0
 // is the first axis that is not trivially 1 (1 for 1D and 2D problems, whose slots then skip D's
-// arithmetic); kLanes: channels-last (lanes split off every slot index).
-template <class T, class Idx, int A0, bool kLanes, class Plan>
+// arithmetic); kLanes: channels-last (lanes split off every slot index); kLanePacks: channels-last
+// window runs of 1D and 2D problems may read their lanes in packs (walk_lane_packs_as). Not 3D:
+// its bodies went from 48 to 64 registers with the packs' code, and max.gather.tiled lost 3-8% on
+// the 3D channels-last rows, whose planes are rarely small enough to be read as one run anyway.
+template <class T, class Idx, int A0, bool kLanes, class Plan, bool kLanePacks = false>
 struct MaxTileWalk {
+  static constexpr bool kReadsLanePacks = kLanes && kLanePacks && A0 == 1;
   using Value = T;
   using Index = Idx;
   using A = accum_t<T>;
@@ -221,6 +226,9 @@ struct MaxTileWalk {
   Plan plan;
   TileGrid<Idx> grid;
   bool plain;  // plane-format indices and no dilation: decode()'s short path
+  // Channels-last window runs: the lanes a thread reads as one access of dy and one of the
+  // indices (max_tile_lane_pack, where the block reads packs); 1: one lane at a time.
+  int lane_pack;
   Idx plane_o0[kAxes];  // the first window covering position 0: every whole-plane tile's o0
   const T* dy;
   const void* indices;
@@ -371,6 +379,10 @@ struct MaxTileWalk {
 
   template <class I, class Visit>
   PG_HD void walk_window_run_as(const MaxTileOrigin<Idx>& t, int tid, Visit& visit) const {
+    if constexpr (kReadsLanePacks) {
+      if (lane_pack == 4) return walk_lane_packs_as<I, 4>(t, tid, visit);
+      if (lane_pack == 2) return walk_lane_packs_as<I, 2>(t, tid, visit);
+    }
     // Channels-last runs read half the batch: each window's lane is one more live value, and
     // eight of them spilled hundreds of bytes under max.gather.counted's 48-register cap.
     constexpr int kBatch = kLanes ? kRunLoadBatch / 2 : kRunLoadBatch;
@@ -423,6 +435,67 @@ struct MaxTileWalk {
           named = s < in_tensor ? named_in_run(t, s, static_cast<int64_t>(stored[j]), 0) : -1;
         }
         visit(s, named, grad[j]);
+      }
+    }
+  }
+
+  // walk_window_run_as for channels-last runs whose lanes come in packs of V (lane_pack): a thread
+  // reads one window's V lanes as one access of dy and one of the indices, and decodes the window
+  // once for them (the pack's lanes share named_in_run's window coordinates). One lane per
+  // access spent ~126 instructions per window and lane on YOLOv5's SPPF in f16 (four lanes a
+  // tile), most of them addresses and window coordinates computed again for every lane.
+  // max.gather.tiled reads packs: 1.04-1.12x on small channels-last f16 planes (H200,
+  // 2026-11-29, bench/results/2026-11-29_h200_lane_packs.md). max.gather.counted does not: it
+  // lost 9-21% there, its warps then visiting 32 consecutive windows at a time (8 before), whose
+  // shared-memory count atomics meet on the same positions far more often.
+  // Slots as walk_window_run_as': slot s is the s / lanes-th window's lane s % lanes. Every lane
+  // of a tile lies inside C (lane_pack requires the lane tile to divide C).
+  template <class I, int V, class Visit>
+  PG_HD void walk_lane_packs_as(const MaxTileOrigin<Idx>& t, int tid, Visit& visit) const {
+    // The same loads in flight per thread as one lane at a time (kRunLoadBatch / 2 lanes): more
+    // live values spilled under max.gather.counted's register cap.
+    constexpr int kBatch = kRunLoadBatch / 2 / V > 0 ? kRunLoadBatch / 2 / V : 1;
+    const int L = plan.lanes;
+    const int packs = plan.planes * plan.windows * L / V;
+    const Idx planes_left = grid.outer - t.outer0;
+    const int in_tensor = planes_left < plan.planes ? static_cast<int>(planes_left) * plan.windows : plan.planes * plan.windows;
+    const Idx first = t.outer0 * g.out_plane * grid.lanes_total + t.c0;
+    const I* run_indices = static_cast<const I*>(indices) + first;
+    const T* run_dy = dy + first;
+    for (int k0 = tid; k0 < packs; k0 += kBatch * plan.threads) {
+      Pack<I, V> stored[kBatch];
+      Pack<T, V> grad[kBatch];
+      bool in[kBatch];
+#pragma unroll
+      for (int j = 0; j < kBatch; ++j) {
+        const int k = k0 + j * plan.threads;
+        int lane;
+        const int w = split_lane(k * V, &lane);
+        in[j] = k < packs && w < in_tensor;
+        // Zero, not left unset where no window is read: unset, nvcc kept every lane of every
+        // pack alive on both paths (64-124 registers, or 208-280 bytes of spill under the cap).
+        stored[j] = Pack<I, V>{};
+        grad[j] = Pack<T, V>{};
+        if (in[j]) {
+          const Idx at = static_cast<Idx>(w) * grid.lanes_total + lane;
+          stored[j] = load_pack<V>(run_indices, at);
+          grad[j] = load_pack<V>(run_dy, at);
+        }
+      }
+#pragma unroll
+      for (int j = 0; j < kBatch; ++j) {
+        const int k = k0 + j * plan.threads;
+        if (k >= packs) break;
+        int lane;
+        const int w = split_lane(k * V, &lane);
+        int named[V];
+#pragma unroll
+        for (int v = 0; v < V; ++v) {
+          const int position = in[j] ? named_in_run(t, w, static_cast<int64_t>(stored[j].v[v]), lane + v) : -1;
+          named[v] = position >= 0 ? position * L + lane + v : -1;
+        }
+#pragma unroll
+        for (int v = 0; v < V; ++v) visit(k * V + v, named[v], in[j] ? static_cast<A>(to_float(grad[j].v[v])) : A(0));
       }
     }
   }
@@ -524,6 +597,22 @@ struct MaxTileWalk {
   }
 };
 
+// The widest lane pack of kLanePacks a channels-last window run of `plan` can read (walk_lane_packs_as):
+// the problem is 1D or 2D (MaxTileWalk::kReadsLanePacks), the pack divides the lane tile, the
+// lane tile divides C (no pack is partly past C), and dy and the indices are aligned for a pack's
+// access. 1 otherwise (one lane at a time).
+inline constexpr int kLanePacks[] = {4, 2};
+inline int max_tile_lane_pack(const Problem& p, const MaxTileShape& plan, const BwdBuffers& b) {
+  if (p.layout != Layout::channels_last || !plan.window_run || !leading_axis_trivial(p) || p.c % plan.lanes != 0) return 1;
+  const auto aligned = [](const void* ptr, int bytes) {
+    return reinterpret_cast<uintptr_t>(ptr) % static_cast<uintptr_t>(std::min(bytes, 16)) == 0;
+  };
+  for (const int v : kLanePacks)
+    if (plan.lanes % v == 0 && aligned(b.dy, v * dtype_size(p.dtype)) && aligned(b.indices, v * index_type_size(p.index_type)))
+      return v;
+  return 1;
+}
+
 // The walk's fields of a Block deriving from MaxTileWalk, for problem p and plan; *tiles: how
 // many tiles the grid has.
 template <class Block>
@@ -535,6 +624,7 @@ Block make_max_tile_block(const Problem& p, const decltype(Block::plan)& plan, c
   blk.plan = plan;
   blk.grid = make_tile_grid<Idx>(p, plan.planes, plan.lanes, plan.tile, tiles);
   blk.plain = p.index_format == IndexFormat::plane && p.dilation[0] == 1 && p.dilation[1] == 1 && p.dilation[2] == 1;
+  blk.lane_pack = Block::kReadsLanePacks ? max_tile_lane_pack(p, plan, b) : 1;
   for (int a = 0; a < kAxes; ++a) {
     Idx unused;
     covering(blk.g, a, Idx{0}, &blk.plane_o0[a], &unused);
