@@ -472,12 +472,11 @@ TEST(MaxKernels, ChannelsLastWholePlanesRunAsOne) {
       }
 }
 
-// Channels-last runs whose lane tile divides C: max.gather.tiled reads each window's lanes in
-// packs (2 or 4 a thread: max_tile_walk.hpp, walk_lane_packs_as), packs of 2 on the CPU budget
-// (two lanes a tile), 4 on the GPU's, in every index type and on both decodes, one and several
-// lane tiles, a partial last group of planes (1D and 2D: 3D runs read one lane at a time). It
-// passes and agrees bit for bit with
-// max.gather.counted, which reads one lane at a time; each problem is checked to take the packs.
+// Channels-last 1D and 2D runs whose lane tile divides C: max.gather.tiled reads each window's
+// lanes in packs (max_tile_walk.hpp, walk_lane_packs_as), of 2 on the CPU budget (two lanes a
+// tile) and of 4 on the GPU's, in every index type and on both decodes. Each problem is checked to
+// take the packs; tiled passes and agrees bit for bit with max.gather.counted, which reads one
+// lane at a time.
 TEST(MaxKernels, ChannelsLastRunsReadLanePacks) {
   const bool gpu = test::backend().kind() == BackendKind::gpu;
   const MaxTileBudget& budget = gpu ? kMaxTiledGpuBudget : kMaxTiledCpuBudget;

@@ -9,7 +9,7 @@
 // width with a partial last group, part of a row with a partial last segment, one whole row;
 // tiles of whole planes (their sums leave as one run), the last group partial, and those whose
 // windows are read as one run of dy, channels-first and channels-last (a partial last lane tile,
-// and lanes read in packs: the count is shared, only max.gather.tiled reads them).
+// and lanes read in packs, which only max.gather.tiled takes).
 // max.gather.counted: the same tiles, planes and lanes, whole-plane tiles and window runs.
 // avg.gather.planes: several blocks with a partial last one, several planes per block, each of its
 // sums (runs with the kernel of 3 unrolled, runs of any kernel up to 8, per element with and

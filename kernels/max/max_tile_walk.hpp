@@ -226,8 +226,8 @@ struct MaxTileWalk {
   Plan plan;
   TileGrid<Idx> grid;
   bool plain;  // plane-format indices and no dilation: decode()'s short path
-  // Channels-last window runs: the lanes a thread reads as one access of dy and one of the
-  // indices (max_tile_lane_pack, where the block reads packs); 1: one lane at a time.
+  // Channels-last window runs: the lanes a thread reads together (max_tile_lane_pack, where the
+  // block reads packs); 1: one lane at a time.
   int lane_pack;
   Idx plane_o0[kAxes];  // the first window covering position 0: every whole-plane tile's o0
   const T* dy;
@@ -440,8 +440,8 @@ struct MaxTileWalk {
   }
 
   // walk_window_run_as for channels-last runs whose lanes come in packs of V (lane_pack): a thread
-  // reads one window's V lanes as one access of dy and one of the indices, and decodes the window
-  // once for them (the pack's lanes share named_in_run's window coordinates). One lane per
+  // reads one window's V lanes with one load of dy and one or two of the indices (16 bytes at
+  // most each), and decodes the window once for them (the pack's lanes share named_in_run's window coordinates). One lane per
   // access spent ~126 instructions per window and lane on YOLOv5's SPPF in f16 (four lanes a
   // tile), most of them addresses and window coordinates computed again for every lane.
   // max.gather.tiled reads packs: 1.04-1.12x on small channels-last f16 planes (H200,
