@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -441,6 +442,22 @@ TEST(MaxKernels, CountedPositionsNamedByNoneOneOrSeveral) {
   }
 }
 
+// Calls check(p) for each problem p of `problems`, made channels-last, with every index format
+// and type (u8 in the window format only), the problem traced.
+template <class Check>
+void for_each_channels_last_encoding(std::initializer_list<Problem> problems, Check&& check) {
+  for (Problem p : problems)
+    for (IndexFormat f : {IndexFormat::plane, IndexFormat::global_row, IndexFormat::window})
+      for (IndexType t : {IndexType::i64, IndexType::i32, IndexType::u8}) {
+        if (t == IndexType::u8 && f != IndexFormat::window) continue;
+        p.layout = Layout::channels_last;
+        p.index_format = f;
+        p.index_type = t;
+        SCOPED_TRACE(to_string(p));
+        check(p);
+      }
+}
+
 // Channels-last planes small enough to be one tile: max.gather.tiled and max.gather.counted read
 // their windows as one run of (window, lane) and write dx as one run of (position, lane)
 // (max_tile_walk.hpp), with a partial last lane tile on the CPU budget, in every index type and
@@ -449,15 +466,10 @@ TEST(MaxKernels, CountedPositionsNamedByNoneOneOrSeveral) {
 TEST(MaxKernels, ChannelsLastWholePlanesRunAsOne) {
   const bool gpu = test::backend().kind() == BackendKind::gpu;
   const MaxTileBudget& budget = gpu ? kMaxTiledGpuBudget : kMaxTiledCpuBudget;
-  for (Problem p : {make(1, 2, 5, {12}, {5}, {1}, {2}, {2}), make(2, 3, 3, {5, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}),
-                    make(2, 2, 5, {6, 5}, {3, 2}, {1, 1}, {1, 0}, {1, 1}, {1, 2})})
-    for (IndexFormat f : {IndexFormat::plane, IndexFormat::global_row, IndexFormat::window})
-      for (IndexType t : {IndexType::i64, IndexType::i32, IndexType::u8}) {
-        if (t == IndexType::u8 && f != IndexFormat::window) continue;
-        p.layout = Layout::channels_last;
-        p.index_format = f;
-        p.index_type = t;
-        SCOPED_TRACE(to_string(p));
+  for_each_channels_last_encoding(
+      {make(1, 2, 5, {12}, {5}, {1}, {2}, {2}), make(2, 3, 3, {5, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}),
+       make(2, 2, 5, {6, 5}, {3, 2}, {1, 1}, {1, 0}, {1, 1}, {1, 2})},
+      [&](const Problem& p) {
         MaxTileShape plan;
         ASSERT_TRUE(plan_max_counted(p, 4, budget, &plan));
         EXPECT_TRUE(plan.window_run);
@@ -469,7 +481,7 @@ TEST(MaxKernels, ChannelsLastWholePlanesRunAsOne) {
         EXPECT_TRUE(tiled_plan.window_run);
         const DataSpec spec{5, DataKind::real};
         expect_counted_and_tiled_agree(p, spec, std::make_shared<const Expected>(compute_expected(p, spec)));
-      }
+      });
 }
 
 // Channels-last 1D and 2D runs whose lane tile divides C: max.gather.tiled reads each window's
@@ -480,22 +492,17 @@ TEST(MaxKernels, ChannelsLastWholePlanesRunAsOne) {
 TEST(MaxKernels, ChannelsLastRunsReadLanePacks) {
   const bool gpu = test::backend().kind() == BackendKind::gpu;
   const MaxTileBudget& budget = gpu ? kMaxTiledGpuBudget : kMaxTiledCpuBudget;
-  for (Problem p : {make(1, 3, 8, {12}, {5}, {1}, {2}, {2}), make(2, 3, 4, {5, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}),
-                    make(2, 2, 8, {6, 5}, {3, 2}, {1, 1}, {1, 0}, {1, 1}, {1, 2})})
-    for (IndexFormat f : {IndexFormat::plane, IndexFormat::global_row, IndexFormat::window})
-      for (IndexType t : {IndexType::i64, IndexType::i32, IndexType::u8}) {
-        if (t == IndexType::u8 && f != IndexFormat::window) continue;
-        p.layout = Layout::channels_last;
-        p.index_format = f;
-        p.index_type = t;
-        SCOPED_TRACE(to_string(p));
+  for_each_channels_last_encoding(
+      {make(1, 3, 8, {12}, {5}, {1}, {2}, {2}), make(2, 3, 4, {5, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}),
+       make(2, 2, 8, {6, 5}, {3, 2}, {1, 1}, {1, 0}, {1, 1}, {1, 2})},
+      [&](const Problem& p) {
         MaxTilePlan plan;
         ASSERT_TRUE(plan_max_tiles(p, 4, budget, &plan));
         EXPECT_TRUE(plan.window_run);
         EXPECT_EQ(max_tile_lane_pack(p, plan, BwdBuffers{}), gpu ? 4 : 2) << plan.lanes << " lanes";
         const DataSpec spec{5, DataKind::real};
         expect_counted_and_tiled_agree(p, spec, std::make_shared<const Expected>(compute_expected(p, spec)));
-      }
+      });
 }
 
 // Indices no window of the oracle produces: negative, past the plane, another plane's, an
