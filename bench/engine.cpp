@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <map>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -68,10 +69,36 @@ double measure_memcpy_gbps(Backend& b, size_t bytes, int reps) {
   return 2.0 * static_cast<double>(bytes) / (best * 1e-3) / 1e9;
 }
 
-// The benchmark loop (bench/timing.hpp) with the rate counters.
+// The benchmark loop (bench/timing.hpp) with the rate counters; returns the time per launch.
 template <class Launch>
-void timed_loop(benchmark::State& state, double bytes_per_launch, const Launch& launch) {
-  set_rate(state, bytes_per_launch, pg::bench::timed_loop(state, *g_backend, launch));
+double timed_loop(benchmark::State& state, double bytes_per_launch, const Launch& launch) {
+  const double total_ms = pg::bench::timed_loop(state, *g_backend, launch);
+  set_rate(state, bytes_per_launch, total_ms);
+  return total_ms / static_cast<double>(std::max<benchmark::IterationCount>(state.iterations(), 1));
+}
+
+// The harness's copy kernel moving `bytes` (half read, half written), timed as a variant is (the
+// fastest of ten batches of back-to-back launches): what a row of that many bytes can reach.
+// Small rows cannot reach the 1 GiB ceiling: on an H200 a launch of any size takes about 3 us
+// back to back, and up to about 32 MiB the buffers stay in L2 between launches (2026-11-29,
+// bench/results/2026-11-29_h200_copy_by_size.md). Measured once per size.
+double copy_ms_at(size_t bytes) {
+  static std::map<size_t, double> measured;
+  const size_t half = std::max<size_t>(bytes / 2, 16);
+  if (const auto it = measured.find(half); it != measured.end()) return it->second;
+  Backend& b = *g_backend;
+  Buffer src(b, half), dst(b, half);
+  const auto launch = [&] { copy_kernel(b, dst.get(), src.get(), half); };
+  launch();
+  b.synchronize();
+  const int reps = launches_per_batch(b, launch);
+  double best = 1e30;
+  for (int i = 0; i < 10; ++i) {
+    b.timer_start();
+    for (int r = 0; r < reps; ++r) launch();
+    best = std::min(best, b.timer_stop_ms() / reps);
+  }
+  return measured[half] = best;
 }
 
 void bench_memcpy(benchmark::State& state, size_t bytes) {
@@ -160,13 +187,23 @@ void bench_variant(benchmark::State& state, const Variant* v, Row row) {
   }
   PreparedRun& run = *g_current.run;
   const auto t0 = Clock::now();
-  timed_loop(state, static_cast<double>(run.minimal_bytes()), [&] { run.launch(); });
+  const double ms = timed_loop(state, static_cast<double>(run.minimal_bytes()), [&] { run.launch(); });
+  // The same bytes through the copy kernel: the ceiling at this row's size.
+  const double copy_ms = copy_ms_at(static_cast<size_t>(run.minimal_bytes()));
+  state.counters["copy_at_size_ms"] = copy_ms;
+  state.counters["pct_copy_at_size"] = ms > 0 ? 100.0 * copy_ms / ms : 0;
   // Selection's default never picks an atomic variant for an unmeasured problem when a
   // deterministic one runs it: the report says which is which.
   state.counters["deterministic"] = v->deterministic ? 1 : 0;
   state.counters["vendor"] = v->vendor ? 1 : 0;  // a comparator: never selection's pick
   g_spent.timed += seconds_since(t0);
   state.SetLabel(to_string(row.problem));
+}
+
+std::string format_pct(double pct) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f%%", pct);
+  return text;
 }
 
 // One line per finished benchmark, so a long run shows where it is and where its time goes: the
@@ -193,7 +230,7 @@ class ProgressReporter : public benchmark::BenchmarkReporter {
     g_spent = {};
     std::string name, times;
     const Run* failed = nullptr;
-    double pct = 0;
+    double pct = 0, pct_at_size = -1;
     int repetitions = 0;
     for (const Run& r : runs) {
       if (r.run_type == Run::RT_Aggregate) continue;
@@ -208,13 +245,16 @@ class ProgressReporter : public benchmark::BenchmarkReporter {
       times += t;
       const auto it = r.counters.find("pct_copy");
       if (it != r.counters.end()) pct = it->second;
+      const auto at_size = r.counters.find("pct_copy_at_size");
+      if (at_size != r.counters.end()) pct_at_size = at_size->second;
       ++repetitions;
     }
     if (failed)
       std::fprintf(stderr, "[%d/%d] %s: %s; %s\n", done_, total_, name.c_str(), failed->error_message.c_str(), spent);
     else
-      std::fprintf(stderr, "[%d/%d] %s: %s ms%s, %.1f%% of copy; %s\n", done_, total_, name.c_str(), times.c_str(),
-                   repetitions > 1 ? (" (" + std::to_string(repetitions) + " repetitions)").c_str() : "", pct, spent);
+      std::fprintf(stderr, "[%d/%d] %s: %s ms%s, %.1f%% of copy%s; %s\n", done_, total_, name.c_str(), times.c_str(),
+                   repetitions > 1 ? (" (" + std::to_string(repetitions) + " repetitions)").c_str() : "", pct,
+                   pct_at_size >= 0 ? (" (" + format_pct(pct_at_size) + " of a copy of its size)").c_str() : "", spent);
     row_wall_ += wall;
     ++row_count_;
     const size_t at = static_cast<size_t>(done_ - 1);

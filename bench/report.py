@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Joins a pool_bench JSON report and a pytorch_baseline JSON report (same GPU, same session)
-into a markdown table: variant x row, ms, GB/s, % of the copy ceiling, the winner per row and
-how it compares with PyTorch, against the targets of issues 4 and 5.
+into a markdown table: variant x row, ms, GB/s, % of the copy ceiling, % of a copy of the row's
+own bytes (the ceiling at its size), the winner per row and how it compares with PyTorch, against
+the targets of issues 4 and 5.
 
 Usage: python3 bench/report.py POOL_BENCH.json PYTORCH.json [--plot PLOT.png] > bench/REPORT.md
 With --plot, the picture bench/plot.py drew of the same report is embedded (the path as the
@@ -15,6 +16,11 @@ import bench_runs
 
 TARGET_PCT = 70.0
 GOAL_PCT = 85.0
+
+
+def at_size(entry):
+    """% of the copy kernel moving the row's own bytes (reports before 2026-11-29 have none)."""
+    return "-" if entry["at_size"] is None else f"{entry['at_size']:.1f}"
 
 
 def main():
@@ -33,7 +39,8 @@ def main():
     copies = []
     errors = bench_runs.errors(bench)
     for variant, row, b in bench_runs.runs(bench):
-        entry = {"variant": variant, "ms": b["real_time"], "gbs": b["GB/s"], "pct": b["pct_copy"]}
+        entry = {"variant": variant, "ms": b["real_time"], "gbs": b["GB/s"], "pct": b["pct_copy"],
+                 "at_size": b.get("pct_copy_at_size")}
         if variant == "copy":
             copies.append((row, entry))
         else:
@@ -52,8 +59,8 @@ def main():
     if args.plot:
         out.append(f"![% of the copy ceiling per variant per row, PyTorch beside it]({args.plot})\n")
     out.append("## Winners against PyTorch\n")
-    out.append("| row | best variant | ms | GB/s | % copy | PyTorch ms | speed-up | target |")
-    out.append("|---|---|---:|---:|---:|---:|---:|---|")
+    out.append("| row | best variant | ms | GB/s | % copy | % copy at size | PyTorch ms | speed-up | target |")
+    out.append("|---|---|---:|---:|---:|---:|---:|---:|---|")
     for row, entries in by_row.items():
         best = min(entries, key=lambda e: e["ms"])
         t = torch_rows.get(row)
@@ -64,14 +71,15 @@ def main():
         if not t:
             verdict = "no PyTorch figure"
         out.append(f"| {row} | `{best['variant']}` | {best['ms']:.3f} | {best['gbs']:.0f} | {best['pct']:.1f} | "
+                   f"{at_size(best)} | "
                    f"{t['ms'] if t else float('nan'):.3f} | {speed:.2f}x (need > {need:g}x) | {verdict} |")
     out.append("")
     out.append("## Every variant on every row\n")
-    out.append("| row | variant | ms | GB/s (own minimal bytes) | % copy |")
-    out.append("|---|---|---:|---:|---:|")
+    out.append("| row | variant | ms | GB/s (own minimal bytes) | % copy | % copy at size |")
+    out.append("|---|---|---:|---:|---:|---:|")
     for row, entries in by_row.items():
         for e in sorted(entries, key=lambda e: e["ms"]):
-            out.append(f"| {row} | `{e['variant']}` | {e['ms']:.3f} | {e['gbs']:.0f} | {e['pct']:.1f} |")
+            out.append(f"| {row} | `{e['variant']}` | {e['ms']:.3f} | {e['gbs']:.0f} | {e['pct']:.1f} | {at_size(e)} |")
     if errors:
         out.append("\n## Not timed (failed verification, or not started within --max-seconds)\n")
         for name, msg in errors:
