@@ -77,27 +77,9 @@ double timed_loop(benchmark::State& state, double bytes_per_launch, const Launch
   return total_ms / static_cast<double>(std::max<benchmark::IterationCount>(state.iterations(), 1));
 }
 
-// The copy kernel moving `half` bytes from one buffer to another: ms per launch, the fastest of ten
-// batches of back-to-back launches (as bench/timing.hpp times a variant).
-double time_copy(size_t half) {
-  Backend& b = *g_backend;
-  Buffer src(b, half), dst(b, half);
-  const auto launch = [&] { copy_kernel(b, dst.get(), src.get(), half); };
-  launch();
-  b.synchronize();
-  const int reps = launches_per_batch(b, launch);
-  double best = 1e30;
-  for (int i = 0; i < 10; ++i) {
-    b.timer_start();
-    for (int r = 0; r < reps; ++r) launch();
-    best = std::min(best, b.timer_stop_ms() / reps);
-  }
-  return best;
-}
-
 // The harness's copy kernel moving `bytes` (half read, half written), timed as a variant is (the
 // fastest of ten batches of back-to-back launches): what a row of that many bytes can reach.
-// Small rows cannot reach the 1 GiB ceiling: on an H200 a batch of launches costs 3.5-4.3 us a
+// Small rows cannot reach the 1 GiB ceiling: on an H200 a batch of launches costs 3.0-4.4 us a
 // launch up to 16 MiB (the host's launch rate, not the GPU), and up to about 32 MiB the buffers
 // stay in L2 between launches (bench/results/2026-11-29_h200_copy_by_size.md). Measured once per
 // size; -1 where the device has no room for the two buffers beside the row's own (the row is
@@ -107,7 +89,9 @@ double copy_ms_at(size_t bytes) {
   const size_t half = std::max<size_t>(bytes / 2, 16);
   if (const auto it = measured.find(half); it != measured.end()) return it->second;
   try {
-    return measured[half] = time_copy(half);
+    Backend& b = *g_backend;
+    Buffer src(b, half), dst(b, half);
+    return measured[half] = fastest_batch_ms(b, [&] { copy_kernel(b, dst.get(), src.get(), half); }, 10);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "no copy of the row's size timed: %s\n", e.what());
     return measured[half] = -1;
@@ -215,12 +199,6 @@ void bench_variant(benchmark::State& state, const Variant* v, Row row) {
   state.SetLabel(to_string(row.problem));
 }
 
-std::string format_pct(double pct) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f%%", pct);
-  return text;
-}
-
 // One line per finished benchmark, so a long run shows where it is and where its time goes: the
 // benchmark's wall time (from the previous line) and its parts; after a row's last benchmark, the
 // row's wall time.
@@ -245,7 +223,8 @@ class ProgressReporter : public benchmark::BenchmarkReporter {
     g_spent = {};
     std::string name, times;
     const Run* failed = nullptr;
-    double pct = 0, pct_at_size = -1;
+    double pct = 0;
+    char at_size[64] = "";  // ", X% of a copy of its size" where the run timed one
     int repetitions = 0;
     for (const Run& r : runs) {
       if (r.run_type == Run::RT_Aggregate) continue;
@@ -260,16 +239,16 @@ class ProgressReporter : public benchmark::BenchmarkReporter {
       times += t;
       const auto it = r.counters.find("pct_copy");
       if (it != r.counters.end()) pct = it->second;
-      const auto at_size = r.counters.find("pct_copy_at_size");
-      if (at_size != r.counters.end()) pct_at_size = at_size->second;
+      if (const auto c = r.counters.find("pct_copy_at_size"); c != r.counters.end())
+        std::snprintf(at_size, sizeof at_size, " (%.1f%% of a copy of its size)", c->second.value);
       ++repetitions;
     }
     if (failed)
       std::fprintf(stderr, "[%d/%d] %s: %s; %s\n", done_, total_, name.c_str(), failed->error_message.c_str(), spent);
     else
       std::fprintf(stderr, "[%d/%d] %s: %s ms%s, %.1f%% of copy%s; %s\n", done_, total_, name.c_str(), times.c_str(),
-                   repetitions > 1 ? (" (" + std::to_string(repetitions) + " repetitions)").c_str() : "", pct,
-                   pct_at_size >= 0 ? (" (" + format_pct(pct_at_size) + " of a copy of its size)").c_str() : "", spent);
+                   repetitions > 1 ? (" (" + std::to_string(repetitions) + " repetitions)").c_str() : "", pct, at_size,
+                   spent);
     row_wall_ += wall;
     ++row_count_;
     const size_t at = static_cast<size_t>(done_ - 1);

@@ -5,9 +5,9 @@
 // overhead out (graph_us): where the batch is slower than the graph, the host, not the GPU,
 // bounds the batch.
 // Build: nvcc -std=c++20 -O3 --expt-relaxed-constexpr -arch=sm_90a -I. bench/probes/copy_by_size.cu
-#include <cstdio>
-#include <vector>
 #include <algorithm>
+#include <cstdio>
+
 #include "kernels/common/copy.hpp"
 
 namespace pg {
@@ -28,7 +28,7 @@ template <class F>
 double best_ms(F&& launch, cudaEvent_t a, cudaEvent_t b) {
   launch();
   cudaDeviceSynchronize();
-  // as many launches as fill about 2 ms, at least 1
+  // As many launches per batch as fill about 2 ms (at most 2000).
   cudaEventRecord(a);
   launch();
   cudaEventRecord(b);
@@ -95,11 +95,10 @@ int main() {
     const size_t half = traffic / 2;
     const double copy = best_ms([&] { copy_bytes(ex, dst, src, half); }, a, b);
     const int64_t vectors = static_cast<int64_t>(traffic / sizeof(Vec16)), quarter = (vectors + 3) / 4;
-    // the fill writes `traffic` bytes: the same bytes as the copy, all of them stores
-    void* fill_dst = src;  // src holds max_traffic / 2 only: fill within both buffers' span when larger
+    // The fill writes `traffic` bytes, the copy's traffic all as stores, into src: up to its size.
     const bool fits = traffic <= max_traffic / 2;
     double fill = -1;
-    if (fits) fill = best_ms([&] { ex.for_each(quarter, FillVec16{static_cast<Vec16*>(fill_dst), vectors, quarter}); }, a, b);
+    if (fits) fill = best_ms([&] { ex.for_each(quarter, FillVec16{static_cast<Vec16*>(src), vectors, quarter}); }, a, b);
     const double graph = graph_ms([&](cudaStream_t s) { copy_bytes(GpuExec::on_stream(s), dst, src, half); }, a, b);
     std::printf("%zu,%.2f,%.0f,%.2f,%.0f,%.2f,%.0f\n", traffic >> 20, copy * 1e3, traffic / (copy * 1e6), fill * 1e3,
                 fits ? traffic / (fill * 1e6) : 0.0, graph * 1e3, traffic / (graph * 1e6));
