@@ -9,9 +9,10 @@
 // 2026-11-28) counted 82 thread instructions per dx element on Mixed_5b: 11% per-block tables,
 // 47% the load (each value's window row, column and reciprocal tracked, margins zeroed) and 41%
 // the sums (a work item's plane, row and tables found by division). Here
-//   1. s = dy of the block's planes, read as 16-byte packs and stored flat (a value's place in
-//      shared memory is its place in the block's dy); when windows differ in divisor, a table
-//      of reciprocal divisors by (window count along H, along W): (8 + 1)^2 entries;
+//   1. s = dy of the block's planes as stored, copied as 16-byte packs that bypass registers
+//      and kept flat (a value's place in shared memory is its place in the block's dy); when
+//      windows differ in divisor, a table of reciprocal divisors by (window count along H,
+//      along W): (8 + 1)^2 entries, once per block;
 //   2. per dx column (plane, x), the window columns covering x are fixed: each window row's sum
 //      over them, h(oy), is computed once, the last kernel_h of them kept in registers (zeros for
 //      rows outside the plane), and dx(y, x) is their sum, times the one reciprocal when every
@@ -31,6 +32,13 @@
 // and taps of 8, predicated): 0.33-0.64x planes on k2, k5 and k7 rows, where selection keeps
 // planes. Tried and dropped: 1D rows (a column of one row: 1.5x slower than planes), blocks of
 // 2,048 or 8,192 values, a 42-register build, columns cut into row segments.
+// H200, 2026-11-29 (bench/results/2026-11-29_h200_columns_async.md): dy copied by cp.async and
+// kept as stored instead of a register batch converted on the way: 64 -> 32 registers, 50% ->
+// 87.5% theoretical occupancy. NASNet 37.2 -> 31.5 us, Mixed_6b 25.0 -> 22.9, tf-port 40.3 ->
+// 38.3, base k3s1p1 57.5 -> 54.9; but Mixed_5b 23.3 -> 24.8: its 2,048 blocks now fill 1.11
+// waves (1.94 before), and a wave's loads all wait before any of its sums. Tried and dropped the
+// same day: blocks resident for the whole launch that load their next group into a second stage
+// while summing this one (2-3 groups a block, statically: 1.02-1.22x slower on every row).
 //
 // The CPU backend runs the same phases with emulated threads and a small budget
 // (kColumnsCpuBudget), so fuzz-sized problems span several blocks, several planes per block, a
@@ -44,6 +52,7 @@
 #include "src/model/backend.hpp"
 #include "src/model/variant.hpp"
 #include "kernels/avg/avg_geometry.hpp"
+#include "kernels/common/async_copy.hpp"
 #include "kernels/common/exec.hpp"
 #include "kernels/common/pack.hpp"
 #include "kernels/common/variant_defaults.hpp"
@@ -56,8 +65,6 @@ inline constexpr size_t kColumnsSmemBytes = 48 * 1024;  // shared memory a block
 // unrolled and predicated. The common 3 x 3 runs with exactly 3.
 inline constexpr int kColumnsMaxKernel = 8;
 inline constexpr int kColumnsExactKernel = 3;
-// 16-byte packs of dy each thread loads before it stores any.
-inline constexpr int kColumnsLoadBatch = 8;
 
 // Planes per block: until the block has `elements` dy values; then the fewest threads, in whole
 // granules (a warp on a GPU) and no more than `threads`, that give each column of those planes
@@ -119,11 +126,12 @@ inline bool plan_avg_columns(const Problem& p, size_t accum_size, const ColumnsB
   q.PH = static_cast<int>(p.pad_begin[1]);
   q.PW = static_cast<int>(p.pad_begin[2]);
   q.uniform = avg_uniform_divisor(p, &q.divisor);
-  // s is shifted by up to pack - 1 values so that the block's first 16-byte aligned dy pack
-  // lands 16-byte aligned in shared memory.
-  q.pack = static_cast<int>(16 / dtype_size(p.dtype));
-  const int64_t plane_bytes = out_vol * static_cast<int64_t>(accum_size);
-  const int64_t shift_bytes = (q.pack - 1) * static_cast<int64_t>(accum_size);
+  // s holds dy as stored (converted when summed), shifted by up to pack - 1 values so that the
+  // block's first 16-byte aligned dy pack lands 16-byte aligned in shared memory.
+  const int64_t value_bytes = static_cast<int64_t>(dtype_size(p.dtype));
+  q.pack = static_cast<int>(16 / value_bytes);
+  const int64_t plane_bytes = out_vol * value_bytes;
+  const int64_t shift_bytes = (q.pack - 1) * value_bytes;
   const int64_t recip_bytes = q.uniform ? 0 : kColumnsCounts * kColumnsCounts * static_cast<int64_t>(accum_size);
   const int64_t fit = (static_cast<int64_t>(kColumnsSmemBytes) - recip_bytes - shift_bytes) / plane_bytes;
   if (fit < 1) return false;
@@ -133,7 +141,7 @@ inline bool plan_avg_columns(const Problem& p, size_t accum_size, const ColumnsB
   q.planes = static_cast<int>(planes);
   q.threads = static_cast<int>(std::min<int64_t>(budget.threads, (columns + budget.granule - 1) / budget.granule * budget.granule));
   q.by_w = Divider<int32_t>(q.W);
-  q.recip_at = static_cast<size_t>((planes * plane_bytes + shift_bytes + 7) / 8 * 8);
+  q.recip_at = static_cast<size_t>((planes * plane_bytes + shift_bytes + 15) / 16 * 16);
   q.bytes = q.recip_at + static_cast<size_t>(recip_bytes);
   *plan = q;
   return true;
@@ -154,7 +162,7 @@ struct AvgColumnsBlock {
   struct Frame {
     Idx outer0;  // first plane of the block
     int planes;  // planes of this block
-    A* s;        // the block's dy, flat: plane, window row, window column
+    T* s;        // the block's dy as stored, flat: plane, window row, window column
     int head;    // values of the block's dy before its first 16-byte aligned pack
     A* recip;    // 1 / divisor by window count along H and along W (when divisors differ)
   };
@@ -166,43 +174,34 @@ struct AvgColumnsBlock {
     f.planes = left < plan.planes ? static_cast<int>(left) : plan.planes;
     const uintptr_t at = reinterpret_cast<uintptr_t>(dy + f.outer0 * plan.out_vol);
     f.head = static_cast<int>((16 - at % 16) % 16 / sizeof(T));
-    f.s = reinterpret_cast<A*>(smem) + (plan.pack - f.head) % plan.pack;
+    f.s = reinterpret_cast<T*>(smem) + (plan.pack - f.head) % plan.pack;
     f.recip = reinterpret_cast<A*>(smem + plan.recip_at);
     return f;
   }
 
-  // Phase 1: s = dy of the block's planes: the values before the first aligned 16-byte pack and
-  // after the last one alone, the packs between as one load and one (two for 16-bit dy) 16-byte
-  // shared-memory stores each, consecutive threads taking consecutive packs, kColumnsLoadBatch in
-  // flight per thread. When windows differ in divisor, also the table of reciprocals.
+  // Once per block, before its first group: when windows differ in divisor, the table of
+  // reciprocals.
+  PG_HD void start(unsigned char* smem, int tid) const {
+    if (plan.uniform) return;
+    A* recip = reinterpret_cast<A*>(smem + plan.recip_at);
+    for (int e = tid; e < kColumnsCounts * kColumnsCounts; e += plan.threads) {
+      const int ch = e / kColumnsCounts, cw = e - ch * kColumnsCounts;
+      recip[e] = ch > 0 && cw > 0 ? A(1) / g.template divisor<A>(1, ch, cw) : A(0);
+    }
+  }
+
+  // Phase 1: s = dy of the block's planes as stored: the 16-byte packs as copies that bypass
+  // registers (consecutive threads, consecutive packs; async_copy.hpp), complete after
+  // async_wait_all(), and the values before the first pack and after the last one alone.
   PG_HD void load(const Frame& f, int tid) const {
     constexpr int V = 16 / sizeof(T);
-    if (!plan.uniform)
-      for (int e = tid; e < kColumnsCounts * kColumnsCounts; e += plan.threads) {
-        const int ch = e / kColumnsCounts, cw = e - ch * kColumnsCounts;
-        f.recip[e] = ch > 0 && cw > 0 ? A(1) / g.template divisor<A>(1, ch, cw) : A(0);
-      }
     const int n = f.planes * plan.out_vol;
     const T* src = dy + f.outer0 * plan.out_vol;
     const int head = f.head < n ? f.head : n, packs = (n - head) / V, tail = head + packs * V;
-    for (int j = tid; j < head; j += plan.threads) f.s[j] = static_cast<A>(to_float(src[j]));
-    for (int j = tail + tid; j < n; j += plan.threads) f.s[j] = static_cast<A>(to_float(src[j]));
-    const Pack<T, V>* from = reinterpret_cast<const Pack<T, V>*>(src + head);
-    for (int k0 = tid; k0 < packs; k0 += kColumnsLoadBatch * plan.threads) {
-      Pack<T, V> v[kColumnsLoadBatch];
-#pragma unroll
-      for (int b = 0; b < kColumnsLoadBatch; ++b)
-        v[b] = k0 + b * plan.threads < packs ? from[k0 + b * plan.threads] : Pack<T, V>{};
-#pragma unroll
-      for (int b = 0; b < kColumnsLoadBatch; ++b) {
-        const int k = k0 + b * plan.threads;
-        if (k >= packs) break;
-        Pack<A, V> out;
-#pragma unroll
-        for (int i = 0; i < V; ++i) out.v[i] = static_cast<A>(to_float(v[b].v[i]));
-        *reinterpret_cast<Pack<A, V>*>(f.s + head + k * V) = out;
-      }
-    }
+    for (int j = tid; j < head; j += plan.threads) f.s[j] = src[j];
+    for (int j = tail + tid; j < n; j += plan.threads) f.s[j] = src[j];
+    for (int k = tid; k < packs; k += plan.threads) async_copy16(f.s + head + k * V, src + head + k * V);
+    async_wait_all();
   }
 
   // Phase 2: every dx column of the block's planes. kKH, kKW: the kernel along H and W exactly,
@@ -234,31 +233,32 @@ struct AvgColumnsBlock {
           whole[t] = f.recip[plan.KH * kColumnsCounts + cw[t]];
         }
       }
-      const A* col = f.s + pl * plan.out_vol + lo;
+      const T* col = f.s + pl * plan.out_vol + lo;
       // The sum of window row oy (inside the plane) over the column's windows.
       const auto row_sum = [&](int oy) {
-        const A* r = col + oy * plan.OW;
+        const T* r = col + oy * plan.OW;
+        const auto v = [&](int t) { return static_cast<A>(to_float(r[t])); };
         if constexpr (kUniform) {
-          A h = r[0];
+          A h = v(0);
 #pragma unroll
           for (int t = 1; t < RW; ++t)
-            if (on[t]) h += r[t];
+            if (on[t]) h += v(t);
           return h;
         } else {
           // The row's H count is the same for every column of the block: the branch is uniform.
           const int ch = static_cast<int>(g.window_count(1, static_cast<Idx>(oy)));
           A h;
           if (ch == plan.KH) {
-            h = r[0] * whole[0];
+            h = v(0) * whole[0];
 #pragma unroll
             for (int t = 1; t < RW; ++t)
-              if (on[t]) h += r[t] * whole[t];
+              if (on[t]) h += v(t) * whole[t];
           } else {
             const A* by_w = f.recip + ch * kColumnsCounts;
-            h = r[0] * by_w[cw[0]];
+            h = v(0) * by_w[cw[0]];
 #pragma unroll
             for (int t = 1; t < RW; ++t)
-              if (on[t]) h += r[t] * by_w[cw[t]];
+              if (on[t]) h += v(t) * by_w[cw[t]];
           }
           return h;
         }
@@ -298,6 +298,7 @@ struct AvgColumnsOnCpu {
   void operator()(Idx block_id) const {
     alignas(16) unsigned char smem[kColumnsSmemBytes];
     const auto f = block.frame(block_id, smem);
+    for (int t = 0; t < block.plan.threads; ++t) block.start(smem, t);
     for (int t = 0; t < block.plan.threads; ++t) block.load(f, t);
     for (int t = 0; t < block.plan.threads; ++t) block.template columns<kKH, kKW, kUniform>(f, t);
   }
@@ -307,10 +308,12 @@ struct AvgColumnsOnCpu {
 
 template <int kKH, int kKW, bool kUniform, class T, class Idx>
 __global__ void __launch_bounds__(kColumnsThreads) avg_columns_kernel(AvgColumnsBlock<T, Idx> block, Idx blocks) {
-  extern __shared__ double avg_columns_smem[];
+  extern __shared__ float4 avg_columns_smem[];  // 16-byte aligned: the packs
+  unsigned char* smem = reinterpret_cast<unsigned char*>(avg_columns_smem);
   const int tid = threadIdx.x;
+  block.start(smem, tid);  // the reciprocals, before the first barrier
   for (Idx b = blockIdx.x; b < blocks; b += gridDim.x) {
-    const auto f = block.frame(b, reinterpret_cast<unsigned char*>(avg_columns_smem));
+    const auto f = block.frame(b, smem);
     block.load(f, tid);
     __syncthreads();
     block.template columns<kKH, kKW, kUniform>(f, tid);
