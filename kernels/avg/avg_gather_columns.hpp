@@ -38,7 +38,7 @@
 // 38.3, base k3s1p1 57.5 -> 54.9; but Mixed_5b 23.3 -> 24.8: its 2,048 blocks now fill 1.11
 // waves (1.94 before), and a wave's loads all wait before any of its sums. Tried and dropped the
 // same day: blocks resident for the whole launch that load their next group into a second stage
-// while summing this one (2-3 groups a block, statically: 1.02-1.22x slower on every row).
+// while summing this one (2-3 groups a block, statically: 1.03-1.24x slower on every row).
 //
 // The CPU backend runs the same phases with emulated threads and a small budget
 // (kColumnsCpuBudget), so fuzz-sized problems span several blocks, several planes per block, a
