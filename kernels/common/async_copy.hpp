@@ -6,7 +6,7 @@
 // backend): a plain copy, complete at once; async_wait_all() does nothing.
 #pragma once
 
-#include <cstring>
+#include <cstdint>
 
 #include "kernels/common/hip_compat.hpp"
 
@@ -16,6 +16,11 @@
 
 namespace pg {
 
+// The plain copy's unit: memcpy is host-only in hipcc's C++20 device code.
+struct alignas(16) Bytes16 {
+  uint32_t word[4];
+};
+
 // 16 bytes from src (global memory) to dst (shared memory), both 16-byte aligned.
 PG_HD void async_copy16(void* dst, const void* src) {
 #if defined(PG_CP_ASYNC)
@@ -23,7 +28,7 @@ PG_HD void async_copy16(void* dst, const void* src) {
                "l"(src)
                : "memory");
 #else
-  std::memcpy(dst, src, 16);
+  *static_cast<Bytes16*>(dst) = *static_cast<const Bytes16*>(src);
 #endif
 }
 
