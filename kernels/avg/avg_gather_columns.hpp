@@ -179,8 +179,8 @@ struct AvgColumnsBlock {
     return f;
   }
 
-  // Once per block, before its first group: when windows differ in divisor, the table of
-  // reciprocals.
+  // Once per launched block, before the first planes it sums: when windows differ in divisor,
+  // the table of reciprocals.
   PG_HD void start(unsigned char* smem, int tid) const {
     if (plan.uniform) return;
     A* recip = reinterpret_cast<A*>(smem + plan.recip_at);

@@ -9,17 +9,13 @@
 #include <cstdint>
 
 #include "kernels/common/hip_compat.hpp"
+#include "kernels/common/pack.hpp"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 #define PG_CP_ASYNC 1
 #endif
 
 namespace pg {
-
-// The plain copy's unit: memcpy is host-only in hipcc's C++20 device code.
-struct alignas(16) Bytes16 {
-  uint32_t word[4];
-};
 
 // 16 bytes from src (global memory) to dst (shared memory), both 16-byte aligned.
 PG_HD void async_copy16(void* dst, const void* src) {
@@ -28,6 +24,8 @@ PG_HD void async_copy16(void* dst, const void* src) {
                "l"(src)
                : "memory");
 #else
+  // A 16-byte pack, not memcpy: memcpy is host-only in hipcc's C++20 device code.
+  using Bytes16 = Pack<uint32_t, 4>;
   *static_cast<Bytes16*>(dst) = *static_cast<const Bytes16*>(src);
 #endif
 }
