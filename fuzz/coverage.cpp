@@ -146,7 +146,9 @@ std::vector<std::string> admitted_tags(const Variant& v) {
   for (Layout l : d.layouts) t.push_back(layout_tag(l));
   for (DType x : d.dtypes) t.push_back(dtype_name(x));
   // One window per plane never overhangs: a second would start before its end.
-  if (d.ceil_mode && d.windows != WindowRule::single && (!listed || listed_overhang_possible(d)))
+  // Nor does a stride-1 window: ceil and floor sizes agree.
+  if (d.ceil_mode && d.windows != WindowRule::single && d.windows != WindowRule::unit_stride &&
+      (!listed || listed_overhang_possible(d)))
     t.push_back("ceil overhang");
   if (listed && d.copy_leading && d.max_dims == 3) t.push_back("D a copy axis (kernel 1, stride 1)");
   if (!listed) {
@@ -161,7 +163,8 @@ std::vector<std::string> admitted_tags(const Variant& v) {
   }
   const bool listed_overlap =
       std::any_of(d.shapes.begin(), d.shapes.end(), [](const WindowShape& s) { return s.stride < s.kernel; });
-  if (d.windows == WindowRule::any || (listed && listed_overlap)) t.push_back("overlapping windows");
+  if (d.windows == WindowRule::any || d.windows == WindowRule::unit_stride || (listed && listed_overlap))
+    t.push_back("overlapping windows");
   // C = 1 is never a whole number of packs (2 to 8 elements), so any channels-last domain without
   // packed C reaches this.
   if (!d.contiguous_packs && std::find(d.layouts.begin(), d.layouts.end(), Layout::channels_last) != d.layouts.end())

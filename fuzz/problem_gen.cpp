@@ -33,7 +33,7 @@ void listed_axis(Problem& p, int a, const Domain& d, const WindowShape& s, bool 
   if (d.whole_windows) p.pad_begin[a] = p.pad_end[a] = 0;
 }
 
-// One axis of any window (or a disjoint one): kernel 1-4, or one axis in ten a wide undilated
+// One axis of any window (or a disjoint one, or one of stride 1): kernel 1-4, or one axis in ten a wide undilated
 // kernel of 5-9 (SPP-style windows: with stride 1 an element is a tap of more than 4 windows, past
 // avg.gather.tiled's unrolled tap loop); dilation up to 3 (when the domain has it), stride up to 4,
 // pads up to the effective kernel on either side (windows wholly in padding), and now and then a
@@ -42,9 +42,10 @@ void free_axis(Problem& p, int a, const Domain& d, bool asymmetric) {
   const bool disjoint = d.windows == WindowRule::disjoint;
   const bool k1_padded =
       !d.pads_symmetric && *rc::gen::weightedOneOf<bool>({{7, rc::gen::just(false)}, {1, rc::gen::just(true)}});
+  const bool unit_stride = d.windows == WindowRule::unit_stride;
   if (k1_padded) {
     p.kernel[a] = 1;
-    p.stride[a] = *rc::gen::inRange<int64_t>(1, 3);
+    p.stride[a] = unit_stride ? 1 : *rc::gen::inRange<int64_t>(1, 3);
     p.pad_begin[a] = *rc::gen::inRange<int64_t>(0, 3);
     p.pad_end[a] = *rc::gen::inRange<int64_t>(p.pad_begin[a] == 0 ? 1 : 0, 3);
     return;
@@ -55,7 +56,9 @@ void free_axis(Problem& p, int a, const Domain& d, bool asymmetric) {
                       ? *rc::gen::weightedOneOf<int64_t>({{3, rc::gen::just<int64_t>(1)}, {1, rc::gen::inRange<int64_t>(2, 4)}})
                       : 1;
   const int64_t eff = p.effective_kernel(a);
-  p.stride[a] = disjoint ? *rc::gen::inRange<int64_t>(eff, eff + 3) : *rc::gen::inRange<int64_t>(1, 5);
+  p.stride[a] = disjoint      ? *rc::gen::inRange<int64_t>(eff, eff + 3)
+                : unit_stride ? 1
+                              : *rc::gen::inRange<int64_t>(1, 5);
   if (asymmetric) {
     p.pad_begin[a] = *rc::gen::inRange<int64_t>(0, eff + 1);
     p.pad_end[a] = *rc::gen::inRange<int64_t>(0, eff + 1);

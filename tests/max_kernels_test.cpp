@@ -16,6 +16,7 @@
 #include "kernels/exports.hpp"
 #include "kernels/max/max_dispatch.hpp"
 #include "kernels/max/max_gather_counted.hpp"
+#include "kernels/max/max_gather_taps.hpp"
 #include "kernels/max/max_gather_tiled.hpp"
 #include "kernels/max/max_geometry.hpp"
 #include "reference/pool_reference.hpp"
@@ -279,7 +280,8 @@ TEST(MaxKernels, Int64PathMatchesOnSmallProblems) {
   std::sort(names.begin(), names.end());
   const std::vector<std::string> expected = {
       "max.direct.recompute", "max.direct.rows",       "max.direct.stored", "max.gather.counted", "max.gather.recompute",
-      "max.gather.rows",      "max.gather.stored",     "max.gather.stored.run", "max.gather.stream", "max.gather.tiled",
+      "max.gather.rows",      "max.gather.stored",     "max.gather.stored.run", "max.gather.stream", "max.gather.taps",
+      "max.gather.tiled",
       "max.scatter.recompute", "max.scatter.stored"};
   ASSERT_EQ(names, expected) << "every max variant with an int64 path is listed";
   for (Problem p : {make(3, 2, 3, {5, 6, 7}, {3, 2, 3}, {2, 1, 2}, {1, 1, 1}, {1, 0, 1}),
@@ -439,6 +441,39 @@ TEST(MaxKernels, CountedPositionsNamedByNoneOneOrSeveral) {
     EXPECT_GT(kinds[1], 0);
     EXPECT_GT(kinds[2], 0);
     expect_counted_and_tiled_agree(p, spec, e);
+  }
+}
+
+// max.gather.taps on planes too large for one tile on the GPU's budget as well as the CPU's: slabs
+// along H (an 80x80 plane, and a dilated 90x90 one), along D (3D) and along W (a 1D row of 9,000),
+// each with a partial last slab on one of the two budgets. On real data (positions named by
+// several windows) its dx passes and equals max.gather.counted's bit for bit (the same
+// row-major window order); each problem is checked to be cut into slabs.
+TEST(MaxKernels, TapsSlabsOfLargePlanes) {
+  Backend& b = test::backend();
+  const Variant* taps = find_variant("max.gather.taps");
+  const Variant* counted = find_variant("max.gather.counted");
+  ASSERT_NE(taps, nullptr);
+  ASSERT_NE(counted, nullptr);
+  const MaxTapsBudget& budget = b.kind() == BackendKind::cpu ? kMaxTapsCpuBudget : kMaxTapsGpuBudget;
+  for (const Problem& p : {make(2, 1, 3, {80, 80}, {3, 3}, {1, 1}, {1, 1}, {1, 1}),
+                           make(2, 2, 1, {90, 90}, {3, 3}, {1, 1}, {1, 0}, {2, 1}, {2, 2}),
+                           make(3, 1, 2, {7, 30, 30}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}),
+                           make(1, 2, 2, {9000}, {5}, {1}, {2}, {2})}) {
+    SCOPED_TRACE(to_string(p));
+    MaxTapsPlan plan;
+    ASSERT_TRUE(plan_max_taps(p, 4, budget, &plan));
+    EXPECT_GT(plan.slabs, 1);
+    const DataSpec spec{5, DataKind::real};
+    const auto e = std::make_shared<const Expected>(compute_expected(p, spec));
+    ASSERT_TRUE(taps->supports(p, b.kind()).ok);
+    ASSERT_TRUE(counted->supports(p, b.kind()).ok);
+    PreparedRun run_taps(b, *taps, p, spec, e), run_counted(b, *counted, p, spec, e);
+    const Outcome ot = run_taps.verify();
+    ASSERT_EQ(ot.status, Status::pass) << ot.message;
+    const Outcome oc = run_counted.verify();
+    ASSERT_EQ(oc.status, Status::pass) << oc.message;
+    EXPECT_EQ(run_taps.output(), run_counted.output());
   }
 }
 

@@ -20,6 +20,8 @@
 // avg.broadcast.plane (not tiled, but its work items are runs too): channels-last runs of
 // positions with a partial last one and planes shorter than a run, with and without positions
 // outside the window, C a whole number of packs or not; channels-first packs that cross planes.
+// max.gather.taps: slabs along each lead axis with a partial last one, whole planes several to a
+// tile with a partial last group, halos past both ends, 1D, 2D and 3D stencils.
 // max.direct.rows: packs that cross rows, rows shorter than a pack, in-row packs within one
 // window's stride and across two (its decode-per-window path) and across more (its lane walk),
 // gaps between windows, dilated windows, windows wholly in the padding, a partial last window
@@ -40,6 +42,7 @@
 #include "kernels/avg/avg_gather_tiled.hpp"
 #include "kernels/max/max_direct_rows.hpp"
 #include "kernels/max/max_gather_counted.hpp"
+#include "kernels/max/max_gather_taps.hpp"
 #include "kernels/max/max_gather_tiled.hpp"
 
 namespace pg {
@@ -320,6 +323,44 @@ TEST(MaxDirectRowsReach, TheFuzzDrawsEveryRowStructure) {
                   "in-row packs across two windows' strides", "in-row packs across more windows' strides",
                   "gaps between windows", "dilated windows", "a window wholly in the padding",
                   "a last window past the row's end", "a tail no window covers"});
+}
+
+// max.gather.taps: slabs along each lead axis (D, H, W) with a partial last one, whole-plane
+// tiles several planes to one with a partial last group, grid cells with no window at both ends of the lead axis and past
+// an inner axis' last window, and 1D, 2D and 3D stencils.
+TEST(MaxTapsReach, TheFuzzDrawsEverySlabStructure) {
+  Seen seen;
+  int cases = 0;
+  const bool ok = rc::check("max.gather.taps' slab plans on the fuzz's problems", [&] {
+    for (int draw = 0; draw < 10; ++draw) {
+      const Problem p = *fuzz::problem(Op::max, MaxGatherTaps::domain());
+      if (!MaxGatherTaps::supports(p).ok || p.n == 0) continue;
+      MaxTapsPlan plan;
+      RC_ASSERT(plan_max_taps(p, p.dtype == DType::f64 ? 8 : 4, kMaxTapsCpuBudget, &plan));
+      RC_ASSERT(plan.bytes <= kMaxTiledSmemBytes);
+      ++cases;
+      static const char* kAxisName[kAxes] = {"D", "H", "W"};
+      const std::string lead = kAxisName[plan.lead];
+      if (plan.slabs > 1)
+        ++seen[p.in[plan.lead] % plan.slab != 0 ? "slabs along " + lead + ", the last partial" : "slabs along " + lead];
+      if (plan.planes > 1) ++seen[p.n * p.c % plan.planes != 0 ? "whole planes, the last group partial" : "whole planes"];
+      // Grid cells with no window: the halo before window 0 (reach > pad_begin) and after the last
+      // window (reach > pad_end).
+      const auto reach = [&](int a) { return p.effective_kernel(a) - 1; };
+      if (plan.slabs > 1 && reach(plan.lead) > p.pad_begin[plan.lead] && reach(plan.lead) > p.pad_end[plan.lead])
+        ++seen["slabs, cells with no window at both ends of the lead axis"];
+      for (int a = plan.lead + 1; a < kAxes; ++a)
+        if (reach(a) > p.pad_end[a]) ++seen["cells with no window past an inner axis' last"];
+      ++seen[std::to_string(p.dims) + "D stencils"];
+    }
+  });
+  ASSERT_TRUE(ok);
+  expect_reached(seen, cases,
+                 {"slabs along D, the last partial", "slabs along H, the last partial", "slabs along W, the last partial",
+                  "whole planes", "whole planes, the last group partial",
+                  "slabs, cells with no window at both ends of the lead axis",
+                  "cells with no window past an inner axis' last",
+                  "1D stencils", "2D stencils", "3D stencils"});
 }
 
 }  // namespace

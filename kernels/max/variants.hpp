@@ -13,6 +13,7 @@
 #include "kernels/max/max_gather_stored.hpp"
 #include "kernels/max/max_gather_stored_run.hpp"
 #include "kernels/max/max_gather_stream.hpp"
+#include "kernels/max/max_gather_taps.hpp"
 #include "kernels/max/max_gather_tiled.hpp"
 #include "kernels/max/max_scatter.hpp"
 #include "kernels/register.hpp"
@@ -29,6 +30,7 @@ using MaxVariants = VariantList<MaxScatterStored,
                                 MaxGatherStream,
                                 MaxGatherTiled,
                                 MaxGatherCounted,
+                                MaxGatherTaps,
                                 MaxGatherRows,
                                 MaxScatterRecompute,
                                 MaxGatherRecompute,

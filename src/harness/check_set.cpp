@@ -63,6 +63,14 @@ Problem domain_sample(const Variant& v, int i) {
       p.stride[a] = p.kernel[a] + (i == 2);
       p.pad_begin[a] = i == 0 ? 0 : 1;
       p.pad_end[a] = i == 2 && !d.pads_symmetric ? 0 : p.pad_begin[a];
+    } else if (d.windows == WindowRule::unit_stride) {
+      // A 3-wide window with its halo, a dilated 5-wide one with uneven pads, a 2-wide one.
+      const int64_t k[] = {3, 5, 2}, dil[] = {1, 2, 1}, pb[] = {1, 2, 0}, pe[] = {1, 3, 1};
+      p.kernel[a] = k[i];
+      p.stride[a] = 1;
+      p.dilation[a] = d.dilation ? dil[i] : 1;
+      p.pad_begin[a] = d.pads_symmetric ? std::min(pb[i], k[i] / 2) : pb[i];
+      p.pad_end[a] = d.pads_symmetric ? p.pad_begin[a] : pe[i];
     } else if (d.windows == WindowRule::single) {
       // Global pooling (a 7-wide window over 7 inputs), a dilated window with padding, and a
       // window that leaves the input's last position uncovered.

@@ -56,6 +56,11 @@ Domain::Verdict Domain::admits(const Problem& p) const {
   }
   if (windows == WindowRule::disjoint && !p.windows_disjoint())
     return no("windows overlap (stride < effective kernel on some axis)");
+  if (windows == WindowRule::unit_stride) {
+    for (int a = 0; a < kAxes; ++a)
+      if (p.stride[a] != 1)
+        return no(std::string("stride: 1 only; ") + "DHW"[a] + " has " + std::to_string(p.stride[a]));
+  }
   if (windows == WindowRule::single) {
     for (int a = 0; a < kAxes; ++a)
       if (p.out[a] != 1)
@@ -97,6 +102,7 @@ std::string Domain::describe_windows() const {
   if (windows == WindowRule::any) o << "any";
   if (windows == WindowRule::disjoint) o << "disjoint (stride >= effective kernel)";
   if (windows == WindowRule::single) o << "one per plane (output size 1 on every axis)";
+  if (windows == WindowRule::unit_stride) o << "stride 1 (any kernel)";
   if (windows == WindowRule::listed) {
     for (size_t i = 0; i < shapes.size(); ++i) {
       const WindowShape& s = shapes[i];

@@ -33,6 +33,7 @@ enum class WindowRule : uint8_t {
   disjoint,  // stride >= effective kernel on every axis
   listed,    // every non-trivial axis has the same one of `shapes`
   single,    // one window per plane: output size 1 on every axis (global pooling), any window
+  unit_stride,  // stride 1 on every axis (windows overlap wherever a kernel spans more than one)
 };
 
 struct Domain {

@@ -1,0 +1,306 @@
+// max.gather.taps: max-pool backward from stored indices for stride-1 windows (any kernel,
+// dilation and padding on every axis), channels-first, every index format and type, over
+// shared-memory slabs of windows kept as the tap they name.
+//
+// Why: at stride 1 every window overlaps its neighbours, and the variants for any window pay for
+// their generality there: max.gather.counted and .tiled decode each window into a tile slot and
+// count or band it (about 90 thread instructions per window in the load alone, H200, 2026-11-29:
+// bench/results/2026-11-29_h200_lane_packs.md), max.gather.fixed.cf reads every window of its
+// box from global memory once per run that it covers (L1-bound on GoogLeNet's k3s1). At stride
+// 1 the windows of a slab of dx, with their halo, are a dense grid: window o sits at grid cell
+// o + reach - pad along each axis, and the windows that can name position q are the cells
+// q + (k - 1 - t) * d for taps t, a fixed stencil. So a block
+//   1. loads every window of its slab's grid once, coalesced, and keeps its stored index as the
+//      window-local tap it names (the window format's value; -1 for a foreign index, a window
+//      past an edge, or one wholly in the padding) beside its dy: one 8-byte cell;
+//   2. gives each dx position one thread, which walks the stencil from the window of tap k - 1
+//      (the cell at q's own grid coordinates) in row-major window order and adds the dy of each
+//      cell whose tap is the stencil's, then writes dx once, coalesced.
+// A position costs k^n compares of one shared-memory load each, whatever its data: 9 for a 3x3
+// window, so this is the variant for small stride-1 windows; wide ones (YOLO's k9 and k13) keep
+// max.gather.counted, whose cost does not grow with the window.
+// Deterministic: each dx element is summed by one thread from zero in row-major window order, as
+// every deterministic max variant sums (the agreement property compares them bitwise); no
+// atomics, each dx element written once.
+//
+// Tiles: whole planes, several to a tile, when a plane's grid fits kMaxTapsPlaneBytes; else
+// slabs along the plane's first non-trivial axis (D in 3D, H in 2D, W in 1D), each with its
+// halo of reach rows, within kMaxTiledSmemBytes. The CPU backend runs the same phases with
+// emulated threads and a small position budget, so fuzz-sized problems span several slabs with a
+// partial last one, and several planes per tile with a partial last group.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/common/divider.hpp"
+#include "kernels/common/exec.hpp"
+#include "kernels/common/numeric.hpp"
+#include "kernels/common/require.hpp"
+#include "kernels/max/max_dispatch.hpp"
+#include "kernels/max/max_geometry.hpp"
+#include "kernels/max/max_tile_walk.hpp"
+#include "src/model/variant.hpp"
+
+namespace pg {
+
+// A tile of whole planes stays within this many bytes of cells, so that up to eight blocks share
+// a multiprocessor; a slab may take up to kMaxTiledSmemBytes.
+inline constexpr size_t kMaxTapsPlaneBytes = 24 * 1024;
+
+// One laid-out window: its dy (in the accumulator type) and the window-local tap its stored
+// index names, or -1. Side by side and aligned, so a stencil step is one shared-memory load.
+template <class A>
+struct alignas(2 * sizeof(A)) TapCell {
+  A grad;
+  int32_t tap;
+};
+
+// The slab plan, the same on the host and in the kernel. Axes before `lead` are trivial (one
+// position, one window, one tap); the slab runs along `lead`; the axes after it are whole.
+struct MaxTapsPlan {
+  int threads;
+  size_t bytes;
+  int lead;                // the slab axis
+  int slab, slabs;         // dx positions per tile along lead, and tiles per plane along it
+  int planes;              // planes per tile: 1 unless a tile is whole planes
+  int cells[kAxes];        // grid cells per tile plane along each axis (lead: slab + reach)
+  int pitch[kAxes];        // cell strides along each axis
+  int plane_cells;         // cells per tile plane
+  int64_t row_positions;   // dx positions per step along lead (the product of the whole axes)
+  int64_t plane_groups;    // tiles along the planes
+  Divider<int32_t> by_cells[kAxes], by_plane_cells, by_slab_positions;
+};
+
+// An axis a problem has only nominally: one position, one window, whose one tap is the position.
+inline bool max_taps_trivial_axis(const Problem& p, int a) {
+  return p.in[a] == 1 && p.out[a] == 1 && p.kernel[a] == 1 && p.pad_begin[a] == 0;
+}
+
+// Rows per slab along the lead axis, dx positions per tile (all its planes) and threads per
+// block; the bytes are the constants above.
+struct MaxTapsBudget {
+  int64_t rows, positions;
+  int threads;
+};
+inline constexpr MaxTapsBudget kMaxTapsGpuBudget{int64_t{1} << 30, int64_t{1} << 30, kMaxTiledThreads};
+// CPU: slabs of four rows and tiles of a few dozen positions, so that fuzz-sized problems are
+// cut into slabs along D, H or W with a partial last one, or hold several planes to a tile.
+inline constexpr MaxTapsBudget kMaxTapsCpuBudget{4, 40, 28};
+
+// False when not even a one-position slab with its halo fits kMaxTiledSmemBytes.
+inline bool plan_max_taps(const Problem& p, size_t accum_size, const MaxTapsBudget& budget, MaxTapsPlan* plan) {
+  MaxTapsPlan q{};
+  q.threads = budget.threads;
+  q.lead = 0;
+  while (q.lead < kAxes - 1 && max_taps_trivial_axis(p, q.lead)) ++q.lead;
+  const size_t cell = 2 * accum_size;
+  const int64_t limit = static_cast<int64_t>(kMaxTiledSmemBytes / cell);  // cells
+  int64_t inner_cells = 1, inner_positions = 1;
+  for (int a = q.lead + 1; a < kAxes; ++a) {
+    inner_cells *= p.in[a] + p.effective_kernel(a) - 1;
+    inner_positions *= p.in[a];
+    if (inner_cells > limit) return false;  // before any product could overflow
+  }
+  const int64_t reach = p.effective_kernel(q.lead) - 1, len = p.in[q.lead];
+  const int64_t fit_rows = limit / inner_cells - reach;
+  if (fit_rows < 1 || len < 1) return false;
+  int64_t slab = std::min({len, fit_rows, budget.rows});
+  // Slabs of even length: the last is not a sliver with a full halo.
+  const int64_t slabs = (len + slab - 1) / slab;
+  slab = (len + slabs - 1) / slabs;
+  q.slab = static_cast<int>(slab);
+  q.slabs = static_cast<int>(slabs);
+  for (int a = 0; a < kAxes; ++a)
+    q.cells[a] = a < q.lead ? 1 : a == q.lead ? static_cast<int>(slab + reach) : static_cast<int>(p.in[a] + p.effective_kernel(a) - 1);
+  q.pitch[kAxes - 1] = 1;
+  for (int a = kAxes - 2; a >= 0; --a) q.pitch[a] = q.pitch[a + 1] * q.cells[a + 1];
+  q.plane_cells = q.pitch[0] * q.cells[0];
+  const int64_t plane_bytes = static_cast<int64_t>(q.plane_cells) * static_cast<int64_t>(cell);
+  const int64_t plane_positions = slab * inner_positions;
+  q.planes = 1;
+  if (slabs == 1) {
+    const int64_t by_bytes = static_cast<int64_t>(kMaxTapsPlaneBytes) / plane_bytes;
+    const int64_t by_positions = budget.positions / plane_positions;
+    q.planes = static_cast<int>(std::max<int64_t>(1, std::min({by_bytes, by_positions, p.n * p.c})));
+  }
+  q.bytes = static_cast<size_t>(plane_bytes) * static_cast<size_t>(q.planes);
+  q.row_positions = inner_positions;
+  q.plane_groups = (p.n * p.c + q.planes - 1) / q.planes;
+  for (int a = 0; a < kAxes; ++a) q.by_cells[a] = Divider<int32_t>(q.cells[a]);
+  q.by_plane_cells = Divider<int32_t>(q.plane_cells);
+  q.by_slab_positions = Divider<int32_t>(static_cast<int32_t>(plane_positions));
+  *plan = q;
+  return true;
+}
+
+template <class T, class Idx, int A0>
+struct MaxTapsBlock {
+  using Value = T;
+  using Index = Idx;
+  using A = accum_t<T>;
+  using Cell = TapCell<A>;
+  static constexpr int kPhases = 2;
+
+  MaxGeom<Idx> g;
+  MaxTapsPlan plan;
+  const T* dy;
+  const void* indices;
+  T* dx;
+  Idx planes;  // N * C
+
+  // A tile: its first plane, how many planes, its slab's first position along lead and length.
+  struct Frame {
+    Cell* cells;
+    Idx plane0, start;
+    int planes, rows;
+  };
+
+  PG_HD Frame frame(Idx tile, unsigned char* smem) const {
+    Frame f;
+    f.cells = reinterpret_cast<Cell*>(smem);
+    const Idx group = tile / plan.slabs, slab = tile - group * plan.slabs;
+    f.plane0 = group * plan.planes;
+    f.planes = static_cast<int>(planes - f.plane0 < plan.planes ? planes - f.plane0 : plan.planes);
+    f.start = slab * plan.slab;
+    const Idx len = g.in[plan.lead];
+    f.rows = static_cast<int>(len - f.start < plan.slab ? len - f.start : plan.slab);
+    return f;
+  }
+
+  PG_HD void start(const Frame&, int) const {}
+
+  PG_HD void phase(int i, const Frame& f, int tid) const {
+    if (i == 0) load(f, tid);
+    else gather(f, tid);
+  }
+
+  // Phase 1: every cell of the tile's grid, the window there read once (coalesced along W) and
+  // kept as the tap its index names, -1 where there is no window or it names no tap.
+  PG_HD void load(const Frame& f, int tid) const {
+    const int n = f.planes * plan.plane_cells;
+    for (int i = tid; i < n; i += plan.threads) {
+      const int pl = plan.by_plane_cells.div(i);
+      int rest = i - pl * plan.plane_cells;
+      Idx o[kAxes] = {0, 0, 0};
+      bool inside = true;
+      for (int a = kAxes - 1; a >= plan.lead; --a) {
+        int cell = rest;
+        if (a > plan.lead) {
+          const int next = plan.by_cells[a].div(rest);
+          cell = rest - next * plan.cells[a];
+          rest = next;
+        }
+        o[a] = static_cast<Idx>(cell) - g.reach[a] + g.pb[a] + (a == plan.lead ? f.start : Idx{0});
+        inside = inside && o[a] >= 0 && o[a] < g.out[a];
+      }
+      Cell c{A(0), -1};
+      if (inside) {
+        const Idx nc = f.plane0 + pl;
+        const Idx at = nc * g.out_plane + out_lin(g, o);
+        int64_t stored;
+        load_indices<1>(indices, g.index_type, at, &stored);
+        Idx q[kAxes];
+        if (decode_index_at<A0>(g, stored, nc, o, q)) {
+          c.grad = to_float(dy[at]);
+          c.tap = static_cast<int32_t>(window_tap(stored, o, q));
+        }
+      }
+      f.cells[i] = c;
+    }
+  }
+
+  // The window-local tap (row-major over the window's taps) of input q in window o.
+  PG_HD Idx window_tap(int64_t stored, const Idx* o, const Idx* q) const {
+    if (g.format == IndexFormat::window) return static_cast<Idx>(stored);
+    Idx tap = 0;
+    for (int a = A0; a < kAxes; ++a) {
+      Idx t = q[a] + g.pb[a] - o[a];
+      if (g.d[a] != 1) t = g.d_div[a].div(t);
+      tap = tap * g.k[a] + t;
+    }
+    return tap;
+  }
+
+  // Phase 2: each dx position of the tile sums the cells of its stencil that name it, in
+  // row-major window order, and writes dx.
+  PG_HD void gather(const Frame& f, int tid) const {
+    const int per_plane = f.rows * static_cast<int>(plan.row_positions);
+    const int n = f.planes * per_plane;
+    const Idx step[kAxes] = {g.d[0] * plan.pitch[0], g.d[1] * plan.pitch[1], g.d[2]};
+    const int last_tap = static_cast<int>(g.taps) - 1;
+    for (int j = tid; j < n; j += plan.threads) {
+      const int pl = plan.by_slab_positions.div(j);
+      const int local = j - pl * per_plane;
+      int rest = local, at = pl * plan.plane_cells;
+      for (int a = kAxes - 1; a > plan.lead; --a) {
+        const int next = static_cast<int>(g.in_div[a].div(rest));
+        at += (rest - next * static_cast<int>(g.in[a])) * plan.pitch[a];
+        rest = next;
+      }
+      at += rest * plan.pitch[plan.lead];
+      // The cell at q's own grid coordinates holds the window of tap k - 1 along every axis,
+      // the first in row-major window order; each step along an axis is one window further.
+      const Cell* z = f.cells + at;
+      A acc = A(0);
+      int tap = last_tap;
+      for (int i0 = 0; i0 < (A0 == 0 ? static_cast<int>(g.k[0]) : 1); ++i0, z += step[0]) {
+        const Cell* y = z;
+        for (int i1 = 0; i1 < static_cast<int>(g.k[1]); ++i1, y += step[1]) {
+          const Cell* x = y;
+          for (int i2 = 0; i2 < static_cast<int>(g.k[2]); ++i2, x += step[2], --tap) {
+            const Cell c = *x;
+            if (c.tap == tap) acc += c.grad;
+          }
+        }
+      }
+      const Idx nc = f.plane0 + pl;
+      dx[nc * g.in_plane + f.start * static_cast<Idx>(plan.row_positions) + local] = from_accum<T>(acc);
+    }
+  }
+};
+
+struct MaxGatherTaps : MaxVariant<MaxGatherTaps> {
+  static constexpr PoolTraits traits{
+      .name = "max.gather.taps", .op = Op::max, .inputs = Inputs::dy_and_indices, .deterministic = true};
+  // Stride 1 on every axis, channels-first; every kernel, dilation, padding, dtype, index format
+  // and type. Sizes for the fuzz: on the CPU budget, several slabs with a partial last one, and
+  // small planes several to a tile with a partial last group.
+  static Domain domain() {
+    Domain d;
+    d.windows = WindowRule::unit_stride;
+    d.layouts = {Layout::channels_first};
+    d.reach[0] = 8;
+    d.reach[1] = 10;
+    d.reach[2] = 24;
+    d.max_channels = 9;
+    return d;
+  }
+
+  static Support supports(const Problem& p) {
+    MaxTapsPlan plan;
+    if (!plan_max_taps(p, p.dtype == DType::f64 ? 8 : 4, kMaxTapsGpuBudget, &plan))
+      return Support::no("window reach too large: one slab row of windows with its halo exceeds 48 KiB of shared memory");
+    return Support::yes();
+  }
+
+  template <class Exec>
+  static void launch_with(const Exec& ex, const Problem& p, const BwdBuffers& b, IndexWidth width) {
+    require_supported<MaxGatherTaps>(p);
+    dispatch_max<false>(p, width, {b.dy, b.indices, b.dx}, [&]<class T, class Idx, int A0, int V>() {
+      MaxTapsBlock<T, Idx, A0> block;
+      if (!plan_max_taps(p, sizeof(accum_t<T>), Exec::is_gpu ? kMaxTapsGpuBudget : kMaxTapsCpuBudget, &block.plan))
+        throw Error("max.gather.taps: no slab fits");
+      block.g = make_max_geom<Idx>(p, 1);
+      block.dy = static_cast<const T*>(b.dy);
+      block.indices = b.indices;
+      block.dx = static_cast<T*>(b.dx);
+      block.planes = static_cast<Idx>(p.n * p.c);
+      const int64_t tiles = block.plan.plane_groups * block.plan.slabs;
+      if (tiles > 0) run_max_tiles(ex, block, tiles);
+    });
+  }
+};
+
+}  // namespace pg
