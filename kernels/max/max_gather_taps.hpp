@@ -33,6 +33,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/common/divider.hpp"
 #include "kernels/common/exec.hpp"
@@ -171,14 +172,28 @@ struct MaxTapsBlock {
 
   PG_HD void start(const Frame&, int) const {}
 
+  // Each phase is switched once per tile on what the loop bodies would otherwise switch on per
+  // element: the stored index type, and the stencil's W extent (3 and 5 unrolled, undilated or
+  // not; any other runs a loop). H200, 2026-11-29: the first, generic bodies issued ~440 thread
+  // instructions per dx position on GoogLeNet's k3s1 (ncu), two thirds of them decoding windows.
   PG_HD void phase(int i, const Frame& f, int tid) const {
-    if (i == 0) load(f, tid);
-    else gather(f, tid);
+    if (i == 0) {
+      if (g.index_type == IndexType::i64) load(f, tid, static_cast<const int64_t*>(indices));
+      else if (g.index_type == IndexType::i32) load(f, tid, static_cast<const int32_t*>(indices));
+      else load(f, tid, static_cast<const uint8_t*>(indices));
+      return;
+    }
+    const bool dense = g.d[2] == 1;
+    if (g.k[2] == 3 && dense) gather<3, true>(f, tid);
+    else if (g.k[2] == 3) gather<3, false>(f, tid);
+    else if (g.k[2] == 5 && dense) gather<5, true>(f, tid);
+    else gather<0, false>(f, tid);
   }
 
   // Phase 1: every cell of the tile's grid, the window there read once (coalesced along W) and
   // kept as the tap its index names, -1 where there is no window or it names no tap.
-  PG_HD void load(const Frame& f, int tid) const {
+  template <class I>
+  PG_HD void load(const Frame& f, int tid, const I* stored_at) const {
     const int n = f.planes * plan.plane_cells;
     for (int i = tid; i < n; i += plan.threads) {
       const int pl = plan.by_plane_cells.div(i);
@@ -199,36 +214,66 @@ struct MaxTapsBlock {
       if (inside) {
         const Idx nc = f.plane0 + pl;
         const Idx at = nc * g.out_plane + out_lin(g, o);
-        int64_t stored;
-        load_indices<1>(indices, g.index_type, at, &stored);
-        Idx q[kAxes];
-        if (decode_index_at<A0>(g, stored, nc, o, q)) {
-          c.grad = to_float(dy[at]);
-          c.tap = static_cast<int32_t>(window_tap(stored, o, q));
-        }
+        c.tap = static_cast<int32_t>(tap_named(static_cast<int64_t>(stored_at[at]), nc, o));
+        if (c.tap >= 0) c.grad = to_float(dy[at]);
       }
       f.cells[i] = c;
     }
   }
 
-  // The window-local tap (row-major over the window's taps) of input q in window o.
-  PG_HD Idx window_tap(int64_t stored, const Idx* o, const Idx* q) const {
-    if (g.format == IndexFormat::window) return static_cast<Idx>(stored);
-    Idx tap = 0;
-    for (int a = A0; a < kAxes; ++a) {
-      Idx t = q[a] + g.pb[a] - o[a];
-      if (g.d[a] != 1) t = g.d_div[a].div(t);
-      tap = tap * g.k[a] + t;
+  // The window-local tap (row-major over the window's taps: the window format's value) that
+  // stored index v of window o names, or -1 when it names none of the window's taps inside the
+  // input. Row-major formats are decoded here with one division per axis past A0 (the window
+  // and column-major formats take decode_index_at).
+  PG_HD Idx tap_named(int64_t v, Idx nc, const Idx* o) const {
+    if (g.format == IndexFormat::window || g.format == IndexFormat::global_col) {
+      Idx q[kAxes];
+      if (!decode_index_at<A0>(g, v, nc, o, q)) return -1;
+      if (g.format == IndexFormat::window) return static_cast<Idx>(v);
+      Idx tap = 0;
+      for (int a = A0; a < kAxes; ++a) {
+        Idx t = q[a] + g.pb[a] - o[a];
+        if (g.d[a] != 1) t = g.d_div[a].div(t);
+        tap = tap * g.k[a] + t;
+      }
+      return tap;
+    }
+    const int64_t local = g.format == IndexFormat::plane ? v : v - static_cast<int64_t>(nc) * g.in_plane;
+    if (static_cast<uint64_t>(local) >= static_cast<uint64_t>(g.in_plane)) return -1;
+    using U = std::make_unsigned_t<Idx>;
+    Idx r = static_cast<Idx>(local), tap = 0, scale = 1;
+#pragma unroll
+    for (int a = kAxes - 1; a >= A0; --a) {
+      Idx q = r;
+      if (a > A0) {
+        const Idx next = g.in_div[a].div(r);
+        q = r - next * g.in[a];
+        r = next;
+      }
+      Idx t = q + g.pb[a] - o[a];  // the tap times the dilation
+      if (static_cast<U>(t) > static_cast<U>(g.reach[a])) return -1;
+      if (g.d[a] != 1) {
+        const Idx k = g.d_div[a].div(t);
+        if (k * g.d[a] != t) return -1;
+        t = k;
+      }
+      tap += t * scale;
+      scale *= g.k[a];
     }
     return tap;
   }
 
   // Phase 2: each dx position of the tile sums the cells of its stencil that name it, in
-  // row-major window order, and writes dx.
+  // row-major window order, and writes dx. KW: the W extent of the stencil when fixed (0: g.k[2]);
+  // kDense: W undilated, so a W step is the next cell.
+  template <int KW, bool kDense>
   PG_HD void gather(const Frame& f, int tid) const {
     const int per_plane = f.rows * static_cast<int>(plan.row_positions);
     const int n = f.planes * per_plane;
-    const Idx step[kAxes] = {g.d[0] * plan.pitch[0], g.d[1] * plan.pitch[1], g.d[2]};
+    const int step0 = static_cast<int>(g.d[0]) * plan.pitch[0], step1 = static_cast<int>(g.d[1]) * plan.pitch[1];
+    const int step2 = kDense ? 1 : static_cast<int>(g.d[2]);
+    const int k0 = A0 == 0 ? static_cast<int>(g.k[0]) : 1, k1 = static_cast<int>(g.k[1]);
+    const int k2 = KW > 0 ? KW : static_cast<int>(g.k[2]);
     const int last_tap = static_cast<int>(g.taps) - 1;
     for (int j = tid; j < n; j += plan.threads) {
       const int pl = plan.by_slab_positions.div(j);
@@ -245,13 +290,20 @@ struct MaxTapsBlock {
       const Cell* z = f.cells + at;
       A acc = A(0);
       int tap = last_tap;
-      for (int i0 = 0; i0 < (A0 == 0 ? static_cast<int>(g.k[0]) : 1); ++i0, z += step[0]) {
+      for (int i0 = 0; i0 < k0; ++i0, z += step0) {
         const Cell* y = z;
-        for (int i1 = 0; i1 < static_cast<int>(g.k[1]); ++i1, y += step[1]) {
-          const Cell* x = y;
-          for (int i2 = 0; i2 < static_cast<int>(g.k[2]); ++i2, x += step[2], --tap) {
-            const Cell c = *x;
-            if (c.tap == tap) acc += c.grad;
+        for (int i1 = 0; i1 < k1; ++i1, y += step1, tap -= k2) {
+          if constexpr (KW > 0) {
+#pragma unroll
+            for (int i2 = 0; i2 < KW; ++i2) {
+              const Cell c = y[i2 * step2];
+              if (c.tap == tap - i2) acc += c.grad;
+            }
+          } else {
+            for (int i2 = 0; i2 < k2; ++i2) {
+              const Cell c = y[i2 * step2];
+              if (c.tap == tap - i2) acc += c.grad;
+            }
           }
         }
       }
