@@ -136,7 +136,9 @@ inline bool plan_max_taps(const Problem& p, size_t accum_size, const MaxTapsBudg
   return true;
 }
 
-template <class T, class Idx, int A0>
+// L: the lead axis (plan.lead), fixed at compile time so that the per-element coordinate loops
+// unroll; the axes before it are trivial, so L plays the part of dispatch_max's A0.
+template <class T, class Idx, int L>
 struct MaxTapsBlock {
   using Value = T;
   using Index = Idx;
@@ -165,7 +167,7 @@ struct MaxTapsBlock {
     f.plane0 = group * plan.planes;
     f.planes = static_cast<int>(planes - f.plane0 < plan.planes ? planes - f.plane0 : plan.planes);
     f.start = slab * plan.slab;
-    const Idx len = g.in[plan.lead];
+    const Idx len = g.in[L];
     f.rows = static_cast<int>(len - f.start < plan.slab ? len - f.start : plan.slab);
     return f;
   }
@@ -173,9 +175,10 @@ struct MaxTapsBlock {
   PG_HD void start(const Frame&, int) const {}
 
   // Each phase is switched once per tile on what the loop bodies would otherwise switch on per
-  // element: the stored index type, and the stencil's W extent (3 and 5 unrolled, undilated or
-  // not; any other runs a loop). H200, 2026-11-29: the first, generic bodies issued ~440 thread
-  // instructions per dx position on GoogLeNet's k3s1 (ncu), two thirds of them decoding windows.
+  // element: the stored index type, and the stencil's H x W extent (3 x 3 and 5 x 5 unrolled, W
+  // undilated or not; any other, and 1D, runs loops). H200, 2026-11-29: bodies generic in these
+  // and in the lead axis issued ~330-440 thread instructions per dx position on GoogLeNet's k3s1
+  // (ncu), most of them in loops over axes with runtime bounds.
   PG_HD void phase(int i, const Frame& f, int tid) const {
     if (i == 0) {
       if (g.index_type == IndexType::i64) load(f, tid, static_cast<const int64_t*>(indices));
@@ -183,11 +186,13 @@ struct MaxTapsBlock {
       else load(f, tid, static_cast<const uint8_t*>(indices));
       return;
     }
-    const bool dense = g.d[2] == 1;
-    if (g.k[2] == 3 && dense) gather<3, true>(f, tid);
-    else if (g.k[2] == 3) gather<3, false>(f, tid);
-    else if (g.k[2] == 5 && dense) gather<5, true>(f, tid);
-    else gather<0, false>(f, tid);
+    if constexpr (L < 2) {
+      const bool square = g.k[1] == g.k[2], dense = g.d[2] == 1;
+      if (square && g.k[2] == 3 && dense) return gather<3, true>(f, tid);
+      if (square && g.k[2] == 3) return gather<3, false>(f, tid);
+      if (square && g.k[2] == 5 && dense) return gather<5, true>(f, tid);
+    }
+    gather<0, false>(f, tid);
   }
 
   // Phase 1: every cell of the tile's grid, the window there read once (coalesced along W) and
@@ -200,14 +205,15 @@ struct MaxTapsBlock {
       int rest = i - pl * plan.plane_cells;
       Idx o[kAxes] = {0, 0, 0};
       bool inside = true;
-      for (int a = kAxes - 1; a >= plan.lead; --a) {
+#pragma unroll
+      for (int a = kAxes - 1; a >= L; --a) {
         int cell = rest;
-        if (a > plan.lead) {
+        if (a > L) {
           const int next = plan.by_cells[a].div(rest);
           cell = rest - next * plan.cells[a];
           rest = next;
         }
-        o[a] = static_cast<Idx>(cell) - g.reach[a] + g.pb[a] + (a == plan.lead ? f.start : Idx{0});
+        o[a] = static_cast<Idx>(cell) - g.reach[a] + g.pb[a] + (a == L ? f.start : Idx{0});
         inside = inside && o[a] >= 0 && o[a] < g.out[a];
       }
       Cell c{A(0), -1};
@@ -223,15 +229,15 @@ struct MaxTapsBlock {
 
   // The window-local tap (row-major over the window's taps: the window format's value) that
   // stored index v of window o names, or -1 when it names none of the window's taps inside the
-  // input. Row-major formats are decoded here with one division per axis past A0 (the window
+  // input. Row-major formats are decoded here with one division per axis past L (the window
   // and column-major formats take decode_index_at).
   PG_HD Idx tap_named(int64_t v, Idx nc, const Idx* o) const {
     if (g.format == IndexFormat::window || g.format == IndexFormat::global_col) {
       Idx q[kAxes];
-      if (!decode_index_at<A0>(g, v, nc, o, q)) return -1;
+      if (!decode_index_at<L>(g, v, nc, o, q)) return -1;
       if (g.format == IndexFormat::window) return static_cast<Idx>(v);
       Idx tap = 0;
-      for (int a = A0; a < kAxes; ++a) {
+      for (int a = L; a < kAxes; ++a) {
         Idx t = q[a] + g.pb[a] - o[a];
         if (g.d[a] != 1) t = g.d_div[a].div(t);
         tap = tap * g.k[a] + t;
@@ -243,9 +249,9 @@ struct MaxTapsBlock {
     using U = std::make_unsigned_t<Idx>;
     Idx r = static_cast<Idx>(local), tap = 0, scale = 1;
 #pragma unroll
-    for (int a = kAxes - 1; a >= A0; --a) {
+    for (int a = kAxes - 1; a >= L; --a) {
       Idx q = r;
-      if (a > A0) {
+      if (a > L) {
         const Idx next = g.in_div[a].div(r);
         q = r - next * g.in[a];
         r = next;
@@ -264,47 +270,50 @@ struct MaxTapsBlock {
   }
 
   // Phase 2: each dx position of the tile sums the cells of its stencil that name it, in
-  // row-major window order, and writes dx. KW: the W extent of the stencil when fixed (0: g.k[2]);
-  // kDense: W undilated, so a W step is the next cell.
-  template <int KW, bool kDense>
+  // row-major window order, and writes dx. K: the H and W extents of the stencil when both are
+  // that (0: g.k[1] and g.k[2]); kDense: W undilated, so a W step is the next cell.
+  template <int K, bool kDense>
   PG_HD void gather(const Frame& f, int tid) const {
     const int per_plane = f.rows * static_cast<int>(plan.row_positions);
     const int n = f.planes * per_plane;
     const int step0 = static_cast<int>(g.d[0]) * plan.pitch[0], step1 = static_cast<int>(g.d[1]) * plan.pitch[1];
     const int step2 = kDense ? 1 : static_cast<int>(g.d[2]);
-    const int k0 = A0 == 0 ? static_cast<int>(g.k[0]) : 1, k1 = static_cast<int>(g.k[1]);
-    const int k2 = KW > 0 ? KW : static_cast<int>(g.k[2]);
+    const int k0 = L == 0 ? static_cast<int>(g.k[0]) : 1;
     const int last_tap = static_cast<int>(g.taps) - 1;
     for (int j = tid; j < n; j += plan.threads) {
       const int pl = plan.by_slab_positions.div(j);
       const int local = j - pl * per_plane;
       int rest = local, at = pl * plan.plane_cells;
-      for (int a = kAxes - 1; a > plan.lead; --a) {
+#pragma unroll
+      for (int a = kAxes - 1; a > L; --a) {
         const int next = static_cast<int>(g.in_div[a].div(rest));
         at += (rest - next * static_cast<int>(g.in[a])) * plan.pitch[a];
         rest = next;
       }
-      at += rest * plan.pitch[plan.lead];
+      at += rest * plan.pitch[L];
       // The cell at q's own grid coordinates holds the window of tap k - 1 along every axis,
       // the first in row-major window order; each step along an axis is one window further.
       const Cell* z = f.cells + at;
       A acc = A(0);
       int tap = last_tap;
       for (int i0 = 0; i0 < k0; ++i0, z += step0) {
-        const Cell* y = z;
-        for (int i1 = 0; i1 < k1; ++i1, y += step1, tap -= k2) {
-          if constexpr (KW > 0) {
+        if constexpr (K > 0) {
 #pragma unroll
-            for (int i2 = 0; i2 < KW; ++i2) {
-              const Cell c = y[i2 * step2];
-              if (c.tap == tap - i2) acc += c.grad;
-            }
-          } else {
-            for (int i2 = 0; i2 < k2; ++i2) {
-              const Cell c = y[i2 * step2];
-              if (c.tap == tap - i2) acc += c.grad;
+          for (int i1 = 0; i1 < K; ++i1) {
+#pragma unroll
+            for (int i2 = 0; i2 < K; ++i2) {
+              const Cell c = z[i1 * step1 + i2 * step2];
+              if (c.tap == tap - i1 * K - i2) acc += c.grad;
             }
           }
+          tap -= K * K;
+        } else {
+          const Cell* y = z;
+          for (int i1 = 0; i1 < static_cast<int>(g.k[1]); ++i1, y += step1)
+            for (int i2 = 0; i2 < static_cast<int>(g.k[2]); ++i2, --tap) {
+              const Cell c = y[i2 * step2];
+              if (c.tap == tap) acc += c.grad;
+            }
         }
       }
       const Idx nc = f.plane0 + pl;
@@ -341,16 +350,23 @@ struct MaxGatherTaps : MaxVariant<MaxGatherTaps> {
   static void launch_with(const Exec& ex, const Problem& p, const BwdBuffers& b, IndexWidth width) {
     require_supported<MaxGatherTaps>(p);
     dispatch_max<false>(p, width, {b.dy, b.indices, b.dx}, [&]<class T, class Idx, int A0, int V>() {
-      MaxTapsBlock<T, Idx, A0> block;
-      if (!plan_max_taps(p, sizeof(accum_t<T>), Exec::is_gpu ? kMaxTapsGpuBudget : kMaxTapsCpuBudget, &block.plan))
+      MaxTapsPlan plan;
+      if (!plan_max_taps(p, sizeof(accum_t<T>), Exec::is_gpu ? kMaxTapsGpuBudget : kMaxTapsCpuBudget, &plan))
         throw Error("max.gather.taps: no slab fits");
-      block.g = make_max_geom<Idx>(p, 1);
-      block.dy = static_cast<const T*>(b.dy);
-      block.indices = b.indices;
-      block.dx = static_cast<T*>(b.dx);
-      block.planes = static_cast<Idx>(p.n * p.c);
-      const int64_t tiles = block.plan.plane_groups * block.plan.slabs;
-      if (tiles > 0) run_max_tiles(ex, block, tiles);
+      const auto run = [&]<int L>() {
+        MaxTapsBlock<T, Idx, L> block;
+        block.plan = plan;
+        block.g = make_max_geom<Idx>(p, 1);
+        block.dy = static_cast<const T*>(b.dy);
+        block.indices = b.indices;
+        block.dx = static_cast<T*>(b.dx);
+        block.planes = static_cast<Idx>(p.n * p.c);
+        const int64_t tiles = plan.plane_groups * plan.slabs;
+        if (tiles > 0) run_max_tiles(ex, block, tiles);
+      };
+      if (plan.lead == 0) run.template operator()<0>();
+      else if (plan.lead == 1) run.template operator()<1>();
+      else run.template operator()<2>();
     });
   }
 };
