@@ -50,6 +50,9 @@ namespace pg {
 // a multiprocessor; a slab may take up to kMaxTiledSmemBytes.
 inline constexpr size_t kMaxTapsPlaneBytes = 24 * 1024;
 
+// Cells a thread reads before decoding them (phase 1 of MaxTapsBlock).
+inline constexpr int kTapsLoadBatch = 4;
+
 // One laid-out window: its dy (in the accumulator type) and the window-local tap its stored
 // index names, or -1. Side by side and aligned, so a stencil step is one shared-memory load.
 template <class A>
@@ -196,34 +199,53 @@ struct MaxTapsBlock {
   }
 
   // Phase 1: every cell of the tile's grid, the window there read once (coalesced along W) and
-  // kept as the tap its index names, -1 where there is no window or it names no tap.
+  // kept as the tap its index names, -1 where there is no window or it names no tap. A thread
+  // reads kTapsLoadBatch cells' index and dy before decoding any: one round trip to memory for
+  // them all (H200, 2026-11-29: one cell at a time, with dy read once its index decoded, the load
+  // waited on two round trips a cell, about 60% of GoogLeNet k3s1's time).
   template <class I>
   PG_HD void load(const Frame& f, int tid, const I* stored_at) const {
     const int n = f.planes * plan.plane_cells;
-    for (int i = tid; i < n; i += plan.threads) {
-      const int pl = plan.by_plane_cells.div(i);
-      int rest = i - pl * plan.plane_cells;
-      Idx o[kAxes] = {0, 0, 0};
-      bool inside = true;
+    for (int first = tid; first < n; first += kTapsLoadBatch * plan.threads) {
+      Idx o[kTapsLoadBatch][kAxes], nc[kTapsLoadBatch];
+      bool inside[kTapsLoadBatch];
+      int64_t stored[kTapsLoadBatch];
+      A grad[kTapsLoadBatch];
 #pragma unroll
-      for (int a = kAxes - 1; a >= L; --a) {
-        int cell = rest;
-        if (a > L) {
-          const int next = plan.by_cells[a].div(rest);
-          cell = rest - next * plan.cells[a];
-          rest = next;
+      for (int b = 0; b < kTapsLoadBatch; ++b) {
+        const int i = first + b * plan.threads;
+        const int pl = plan.by_plane_cells.div(i);
+        int rest = i - pl * plan.plane_cells;
+        inside[b] = i < n;
+#pragma unroll
+        for (int a = 0; a < kAxes; ++a) o[b][a] = 0;
+#pragma unroll
+        for (int a = kAxes - 1; a >= L; --a) {
+          int cell = rest;
+          if (a > L) {
+            const int next = plan.by_cells[a].div(rest);
+            cell = rest - next * plan.cells[a];
+            rest = next;
+          }
+          o[b][a] = static_cast<Idx>(cell) - g.reach[a] + g.pb[a] + (a == L ? f.start : Idx{0});
+          inside[b] = inside[b] && o[b][a] >= 0 && o[b][a] < g.out[a];
         }
-        o[a] = static_cast<Idx>(cell) - g.reach[a] + g.pb[a] + (a == L ? f.start : Idx{0});
-        inside = inside && o[a] >= 0 && o[a] < g.out[a];
+        nc[b] = f.plane0 + pl;
+        stored[b] = -1;
+        grad[b] = A(0);
+        if (inside[b]) {
+          const Idx at = nc[b] * g.out_plane + out_lin(g, o[b]);
+          stored[b] = static_cast<int64_t>(stored_at[at]);
+          grad[b] = to_float(dy[at]);
+        }
       }
-      Cell c{A(0), -1};
-      if (inside) {
-        const Idx nc = f.plane0 + pl;
-        const Idx at = nc * g.out_plane + out_lin(g, o);
-        c.tap = static_cast<int32_t>(tap_named(static_cast<int64_t>(stored_at[at]), nc, o));
-        if (c.tap >= 0) c.grad = to_float(dy[at]);
+#pragma unroll
+      for (int b = 0; b < kTapsLoadBatch; ++b) {
+        const int i = first + b * plan.threads;
+        if (i >= n) break;
+        const int32_t tap = inside[b] ? static_cast<int32_t>(tap_named(stored[b], nc[b], o[b])) : -1;
+        f.cells[i] = Cell{tap >= 0 ? grad[b] : A(0), tap};
       }
-      f.cells[i] = c;
     }
   }
 
