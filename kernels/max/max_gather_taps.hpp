@@ -26,8 +26,9 @@
 // Tiles: whole planes, several to a tile, when a plane's grid fits kMaxTapsPlaneBytes; else
 // slabs along the plane's first non-trivial axis (D in 3D, H in 2D, W in 1D), each with its
 // halo of reach rows, within kMaxTiledSmemBytes. The CPU backend runs the same phases with
-// emulated threads and a small position budget, so fuzz-sized problems span several slabs with a
-// partial last one, and several planes per tile with a partial last group.
+// emulated threads, slabs of four rows and tiles of a few dozen positions, so fuzz-sized problems
+// span several slabs with a partial last one, or hold several planes to a tile with a partial
+// last group.
 #pragma once
 
 #include <algorithm>
@@ -77,11 +78,6 @@ struct MaxTapsPlan {
   Divider<int32_t> by_cells[kAxes], by_plane_cells, by_slab_positions;
 };
 
-// An axis a problem has only nominally: one position, one window, whose one tap is the position.
-inline bool max_taps_trivial_axis(const Problem& p, int a) {
-  return p.in[a] == 1 && p.out[a] == 1 && p.kernel[a] == 1 && p.pad_begin[a] == 0;
-}
-
 // Rows per slab along the lead axis, dx positions per tile (all its planes) and threads per
 // block; the bytes are the constants above.
 struct MaxTapsBudget {
@@ -98,7 +94,7 @@ inline bool plan_max_taps(const Problem& p, size_t accum_size, const MaxTapsBudg
   MaxTapsPlan q{};
   q.threads = budget.threads;
   q.lead = 0;
-  while (q.lead < kAxes - 1 && max_taps_trivial_axis(p, q.lead)) ++q.lead;
+  while (q.lead < kAxes - 1 && axis_trivial(p, q.lead)) ++q.lead;
   const size_t cell = 2 * accum_size;
   const int64_t limit = static_cast<int64_t>(kMaxTiledSmemBytes / cell);  // cells
   int64_t inner_cells = 1, inner_positions = 1;
