@@ -401,22 +401,27 @@ TEST(MaxKernels, StreamTilesAndChunks) {
     }
 }
 
-// max.gather.counted and max.gather.tiled both run p (their supports() admit it), pass against the
-// oracle and agree bit for bit: both sum in row-major window order.
-void expect_counted_and_tiled_agree(const Problem& p, const DataSpec& spec, const std::shared_ptr<const Expected>& e) {
+// Variants `first` and `second` both run p (their supports() admit it), pass against the oracle
+// and agree bit for bit: deterministic max variants all sum in row-major window order.
+void expect_pair_agrees(const char* first, const char* second, const Problem& p, const DataSpec& spec,
+                        const std::shared_ptr<const Expected>& e) {
   Backend& b = test::backend();
-  const Variant* counted = find_variant("max.gather.counted");
-  const Variant* tiled = find_variant("max.gather.tiled");
-  ASSERT_NE(counted, nullptr);
-  ASSERT_NE(tiled, nullptr);
-  ASSERT_TRUE(counted->supports(p, b.kind()).ok);
-  ASSERT_TRUE(tiled->supports(p, b.kind()).ok);
-  PreparedRun run_counted(b, *counted, p, spec, e), run_tiled(b, *tiled, p, spec, e);
-  const Outcome oc = run_counted.verify();
-  ASSERT_EQ(oc.status, Status::pass) << oc.message;
-  const Outcome ot = run_tiled.verify();
-  ASSERT_EQ(ot.status, Status::pass) << ot.message;
-  EXPECT_EQ(run_counted.output(), run_tiled.output());
+  const Variant* one = find_variant(first);
+  const Variant* two = find_variant(second);
+  ASSERT_NE(one, nullptr) << first;
+  ASSERT_NE(two, nullptr) << second;
+  ASSERT_TRUE(one->supports(p, b.kind()).ok) << first;
+  ASSERT_TRUE(two->supports(p, b.kind()).ok) << second;
+  PreparedRun run_one(b, *one, p, spec, e), run_two(b, *two, p, spec, e);
+  const Outcome o1 = run_one.verify();
+  ASSERT_EQ(o1.status, Status::pass) << o1.message;
+  const Outcome o2 = run_two.verify();
+  ASSERT_EQ(o2.status, Status::pass) << o2.message;
+  EXPECT_EQ(run_one.output(), run_two.output()) << first << " and " << second << " differ";
+}
+
+void expect_counted_and_tiled_agree(const Problem& p, const DataSpec& spec, const std::shared_ptr<const Expected>& e) {
+  expect_pair_agrees("max.gather.counted", "max.gather.tiled", p, spec, e);
 }
 
 // max.gather.counted's three kinds of position, on real data where positions are named by no
@@ -450,12 +455,7 @@ TEST(MaxKernels, CountedPositionsNamedByNoneOneOrSeveral) {
 // several windows) its dx passes and equals max.gather.counted's bit for bit (the same
 // row-major window order); each problem is checked to be cut into slabs.
 TEST(MaxKernels, TapsSlabsOfLargePlanes) {
-  Backend& b = test::backend();
-  const Variant* taps = find_variant("max.gather.taps");
-  const Variant* counted = find_variant("max.gather.counted");
-  ASSERT_NE(taps, nullptr);
-  ASSERT_NE(counted, nullptr);
-  const MaxTapsBudget& budget = b.kind() == BackendKind::cpu ? kMaxTapsCpuBudget : kMaxTapsGpuBudget;
+  const MaxTapsBudget& budget = test::backend().kind() == BackendKind::cpu ? kMaxTapsCpuBudget : kMaxTapsGpuBudget;
   for (const Problem& p : {make(2, 1, 3, {80, 80}, {3, 3}, {1, 1}, {1, 1}, {1, 1}),
                            make(2, 2, 1, {90, 90}, {3, 3}, {1, 1}, {1, 0}, {2, 1}, {2, 2}),
                            make(3, 1, 2, {7, 30, 30}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}),
@@ -465,15 +465,8 @@ TEST(MaxKernels, TapsSlabsOfLargePlanes) {
     ASSERT_TRUE(plan_max_taps(p, 4, budget, &plan));
     EXPECT_GT(plan.slabs, 1);
     const DataSpec spec{5, DataKind::real};
-    const auto e = std::make_shared<const Expected>(compute_expected(p, spec));
-    ASSERT_TRUE(taps->supports(p, b.kind()).ok);
-    ASSERT_TRUE(counted->supports(p, b.kind()).ok);
-    PreparedRun run_taps(b, *taps, p, spec, e), run_counted(b, *counted, p, spec, e);
-    const Outcome ot = run_taps.verify();
-    ASSERT_EQ(ot.status, Status::pass) << ot.message;
-    const Outcome oc = run_counted.verify();
-    ASSERT_EQ(oc.status, Status::pass) << oc.message;
-    EXPECT_EQ(run_taps.output(), run_counted.output());
+    expect_pair_agrees("max.gather.taps", "max.gather.counted", p, spec,
+                       std::make_shared<const Expected>(compute_expected(p, spec)));
   }
 }
 
