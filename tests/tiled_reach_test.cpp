@@ -326,8 +326,8 @@ TEST(MaxDirectRowsReach, TheFuzzDrawsEveryRowStructure) {
 }
 
 // max.gather.taps: slabs along each lead axis (D, H, W) with a partial last one, whole-plane
-// tiles several planes to one with a partial last group, grid cells with no window at both ends of the lead axis and past
-// an inner axis' last window, and 1D, 2D and 3D stencils.
+// tiles several planes to one with a partial last group, grid cells with no window at both ends
+// of the lead axis and past an inner axis' last window, and 1D, 2D and 3D stencils.
 TEST(MaxTapsReach, TheFuzzDrawsEverySlabStructure) {
   Seen seen;
   int cases = 0;
@@ -343,7 +343,8 @@ TEST(MaxTapsReach, TheFuzzDrawsEverySlabStructure) {
       const std::string lead = kAxisName[plan.lead];
       if (plan.slabs > 1)
         ++seen[p.in[plan.lead] % plan.slab != 0 ? "slabs along " + lead + ", the last partial" : "slabs along " + lead];
-      if (plan.planes > 1) ++seen[p.n * p.c % plan.planes != 0 ? "whole planes, the last group partial" : "whole planes"];
+      if (plan.planes > 1)
+        ++seen[p.n * p.c % plan.planes != 0 ? "whole planes, the last group partial" : "whole planes"];
       // Grid cells with no window: the halo before window 0 (reach > pad_begin) and after the last
       // window (reach > pad_end).
       const auto reach = [&](int a) { return p.effective_kernel(a) - 1; };

@@ -113,7 +113,9 @@ inline bool plan_max_taps(const Problem& p, size_t accum_size, const MaxTapsBudg
   q.slab = static_cast<int>(slab);
   q.slabs = static_cast<int>(slabs);
   for (int a = 0; a < kAxes; ++a)
-    q.cells[a] = a < q.lead ? 1 : a == q.lead ? static_cast<int>(slab + reach) : static_cast<int>(p.in[a] + p.effective_kernel(a) - 1);
+    q.cells[a] = a < q.lead    ? 1
+                 : a == q.lead ? static_cast<int>(slab + reach)
+                               : static_cast<int>(p.in[a] + p.effective_kernel(a) - 1);
   q.pitch[kAxes - 1] = 1;
   for (int a = kAxes - 2; a >= 0; --a) q.pitch[a] = q.pitch[a + 1] * q.cells[a + 1];
   q.plane_cells = q.pitch[0] * q.cells[0];
@@ -360,7 +362,8 @@ struct MaxGatherTaps : MaxVariant<MaxGatherTaps> {
   static Support supports(const Problem& p) {
     MaxTapsPlan plan;
     if (!plan_max_taps(p, p.dtype == DType::f64 ? 8 : 4, kMaxTapsGpuBudget, &plan))
-      return Support::no("window reach too large: one slab row of windows with its halo exceeds 48 KiB of shared memory");
+      return Support::no(
+          "window reach too large: one slab row of windows with its halo exceeds 48 KiB of shared memory");
     return Support::yes();
   }
 
