@@ -712,6 +712,52 @@ TEST(AvgKernels, VariantsAgreeBitwiseOnExactData) {
     }
 }
 
+// Where no position is a tap of two windows (one window along every axis), every dx element is
+// one dy / divisor and the avg variants agree bitwise on any data. The gathers that multiply by
+// reciprocal divisors (k3s2, columns) decline those problems and say why; those that run agree bit
+// for bit. A 2-wide f64 row under one k3s2p1 window (W one 16-byte pack, the only one-window
+// k3s2 problems its domain holds; box3's holds none) made AvgVariants.
+// AgreeBitwiseOnDisjointWindows fail now and then, k3s2 an ulp off the others.
+TEST(AvgKernels, OneWindowPlanesDivideEverywhere) {
+  const auto typed = [](Problem p, DType t) {
+    p.dtype = t;
+    finalize(p);
+    return p;
+  };
+  // 64 windows of dy 0.1 + 0.37 i: divided by 3 or 9, about a third of them differ by an ulp
+  // from the product with the rounded reciprocal, in f32 and in f64.
+  const std::pair<const char*, Problem> one_window[] = {
+      {"avg.gather.k3s2", typed(avg_problem(4, 16, {2}, 3, 2, 1), DType::f64)},
+      {"avg.gather.k3s2", typed(avg_problem(4, 16, {2, 2}, 3, 2, 1), DType::f64)},
+      {"avg.gather.columns", typed(avg_problem(4, 16, {3, 3}, 3, 1, 0), DType::f32)},
+      {"avg.gather.columns", typed(avg_problem(4, 16, {1, 1}, 3, 1, 1, Divisor::exclude_pad), DType::f64)}};
+  for (const auto& [name, p] : one_window) {
+    SCOPED_TRACE(to_string(p));
+    const Variant* declines = find_variant(name);
+    ASSERT_NE(declines, nullptr) << name;
+    EXPECT_FALSE(runs(*declines, p));
+    EXPECT_NE(why(*declines, p).find("tap of two windows"), std::string::npos) << why(*declines, p);
+    std::vector<double> dy(static_cast<size_t>(p.out_elems()));
+    for (size_t i = 0; i < dy.size(); ++i) dy[i] = 0.1 + 0.37 * static_cast<double>(i);
+    std::vector<double> first;
+    std::string first_name;
+    int ran = 0;
+    for (const Variant* v : avg_variants()) {
+      if (!runs(*v, p)) continue;
+      ++ran;
+      const std::vector<double> dx = backward(*v, p, dy);
+      if (first.empty()) {
+        first = dx;
+        first_name = v->name;
+      } else {
+        EXPECT_EQ(std::memcmp(dx.data(), first.data(), dx.size() * sizeof(double)), 0)
+            << v->name << " differs from " << first_name;
+      }
+    }
+    EXPECT_GE(ran, 2);
+  }
+}
+
 // An empty batch is valid and writes nothing; the fast paths plan work items per (n, c) and
 // once divided by zero here (found by review, replayed with poolgrad replay).
 TEST(AvgKernels, EmptyBatchOnEveryFastPath) {

@@ -95,14 +95,6 @@ struct AvgColumnsPlan {
 // Entries of the reciprocal table: window counts 0 to kColumnsMaxKernel along H and along W.
 inline constexpr int kColumnsCounts = kColumnsMaxKernel + 1;
 
-// Some position is a tap of two windows: an axis with a kernel of 2 or more (at stride 1) holds
-// two windows or more. Where none is, avg variants divide each dy by its divisor, and columns,
-// which multiplies by reciprocals, would not agree with them bitwise (a 3 x 3 plane under one
-// 3 x 3 window did not, in the CPU fuzz of AvgVariants.AgreeBitwiseOnDisjointWindows).
-inline bool columns_windows_overlap(const Problem& p) {
-  return (p.kernel[1] >= 2 && p.out[1] >= 2) || (p.kernel[2] >= 2 && p.out[2] >= 2);
-}
-
 // The plan, or false when the problem is not one of these windows or one plane does not fit.
 inline bool plan_avg_columns(const Problem& p, size_t accum_size, const ColumnsBudget& budget, AvgColumnsPlan* plan) {
   if (p.layout != Layout::channels_first) return false;
@@ -111,7 +103,7 @@ inline bool plan_avg_columns(const Problem& p, size_t accum_size, const ColumnsB
   if (p.dims != 2 || p.in[0] != 1 || p.kernel[0] != 1 || p.pad_begin[0] != 0 || p.pad_end[0] != 0) return false;
   for (int a = 1; a < kAxes; ++a)
     if (p.stride[a] != 1 || p.dilation[a] != 1 || p.kernel[a] > kColumnsMaxKernel) return false;
-  if (!columns_windows_overlap(p)) return false;
+  if (!undilated_windows_overlap(p)) return false;
   const int64_t in_vol = p.in[1] * p.in[2], out_vol = p.out[1] * p.out[2];
   if (in_vol < 1 || out_vol < 1 || in_vol >= (int64_t{1} << 30) || out_vol >= (int64_t{1} << 30)) return false;
   AvgColumnsPlan q{};
@@ -344,7 +336,7 @@ struct AvgGatherColumns : VariantDefaults {
   }
 
   static Support supports(const Problem& p) {
-    if (p.dims == 2 && p.in[0] == 1 && !columns_windows_overlap(p))
+    if (p.dims == 2 && p.in[0] == 1 && !undilated_windows_overlap(p))
       return Support::no("no position is a tap of two windows (one window along every axis of kernel 2 or more)");
     AvgColumnsPlan plan;
     if (!plan_avg_columns(p, p.dtype == DType::f64 ? 8 : 4, ColumnsBudget{1, 1, 1}, &plan))

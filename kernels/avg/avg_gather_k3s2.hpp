@@ -169,6 +169,8 @@ struct AvgGatherK3S2 : VariantDefaults {
   static constexpr int kRows = 4;
 
   static Support supports(const Problem& p) {
+    if (!undilated_windows_overlap(p))
+      return Support::no("no position is a tap of two windows (one window along every axis)");
     if (!avg_fits_int32(p)) return Support::no("offsets beyond int32");
     return Support::yes();
   }

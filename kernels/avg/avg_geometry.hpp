@@ -164,6 +164,20 @@ inline bool avg_uniform_divisor(const Problem& p, double* divisor) {
   return true;
 }
 
+// Some position is a tap of two windows, for undilated windows whose shared taps lie inside the
+// input (stride 1 with a kernel of 2 or more, k3s2 and k3s1 with padding of at most 1): an axis
+// whose kernel is longer than its stride holds two windows or more. Where none does, every dx
+// element is one dy / divisor and the avg variants agree bitwise (AvgVariants.
+// AgreeBitwiseOnDisjointWindows); the gathers that multiply by reciprocal divisors (columns,
+// k3s2) would not, so they decline those problems (a 3 x 3 plane under one 3 x 3 window, and a
+// 2-wide row under one k3s2p1 window, differed by an ulp in that fuzz). (avg.gather.box3's
+// domain holds no such problem: a W of whole 16-byte packs holds two k3s1 windows.)
+inline bool undilated_windows_overlap(const Problem& p) {
+  for (int a = 0; a < kAxes; ++a)
+    if (p.kernel[a] > p.stride[a] && p.out[a] >= 2) return true;
+  return false;
+}
+
 // A work item of the variants that write dx directly: V consecutive dx elements along the
 // contiguous axis (W in channels-first, C in channels-last), V dividing that axis' length so
 // a group never straddles a row and its first element is V-aligned.
