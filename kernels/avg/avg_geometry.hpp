@@ -165,8 +165,8 @@ inline bool avg_uniform_divisor(const Problem& p, double* divisor) {
 }
 
 // Some position is a tap of two windows, for undilated windows whose shared taps lie inside the
-// input (stride 1 with a kernel of 2 or more, k3s2 and k3s1 with padding of at most 1): an axis
-// whose kernel is longer than its stride holds two windows or more. Where none does, every dx
+// input (columns' stride-1 windows of 2 to 8 taps, k3s2 with padding 1): an axis whose kernel is
+// longer than its stride holds two windows or more. Where none does, every dx
 // element is one dy / divisor and the avg variants agree bitwise (AvgVariants.
 // AgreeBitwiseOnDisjointWindows); the gathers that multiply by reciprocal divisors (columns,
 // k3s2) would not, so they decline those problems (a 3 x 3 plane under one 3 x 3 window, and a
