@@ -10,7 +10,8 @@
 // tiles of whole planes (their sums leave as one run), the last group partial, and those whose
 // windows are read as one run of dy, channels-first and channels-last (a partial last lane tile,
 // and lanes read in packs, which only max.gather.tiled takes).
-// max.gather.counted: the same tiles, planes and lanes, whole-plane tiles and window runs.
+// max.gather.counted and max.scatter.tiled: the same tiles, planes and lanes, whole-plane tiles
+// and window runs.
 // avg.gather.planes: several blocks with a partial last one, several planes per block, each of its
 // sums (runs with the kernel of 3 unrolled, runs of any kernel up to 8, per element with and
 // without the unrolled tap loop), a partial last run, and both divisor paths.
@@ -44,6 +45,7 @@
 #include "kernels/max/max_gather_counted.hpp"
 #include "kernels/max/max_gather_taps.hpp"
 #include "kernels/max/max_gather_tiled.hpp"
+#include "kernels/max/max_scatter_tiled.hpp"
 
 namespace pg {
 namespace {
@@ -89,7 +91,10 @@ void count_whole_planes(const Problem& p, const MaxTileShape& plan, Seen& seen) 
 }
 
 // Each of count_window_run's names came up in at least 5% of the draws read as one run (u8
-// indices, which only small planes take, are about 9% of them).
+// indices, which only small planes take, are about 9% of them). The max tile tests draw 100
+// problems a case (about 1,000 runs): at 10 (about 100 runs), u8 came up fewer than 5 times in
+// about one run of the test in fifteen.
+inline constexpr int kMaxTileDrawsPerCase = 100;
 void expect_window_run_decodes(const Seen& seen) {
   const auto runs = seen.find("windows read as one run of dy");
   ASSERT_NE(runs, seen.end());
@@ -149,7 +154,7 @@ TEST(MaxTiledReach, TheFuzzDrawsEveryTileStructure) {
   Seen seen;
   int cases = 0;
   const bool ok = rc::check("max.gather.tiled's tile plans on the fuzz's problems", [&] {
-    for (int draw = 0; draw < 10; ++draw) {
+    for (int draw = 0; draw < kMaxTileDrawsPerCase; ++draw) {
       const Problem p = *fuzz::problem(Op::max, MaxGatherTiled::domain());
       if (!MaxGatherTiled::supports(p).ok || p.n == 0) continue;
       MaxTilePlan plan;
@@ -176,11 +181,34 @@ TEST(MaxCountedReach, TheFuzzDrawsEveryTileStructure) {
   Seen seen;
   int cases = 0;
   const bool ok = rc::check("max.gather.counted's tile plans on the fuzz's problems", [&] {
-    for (int draw = 0; draw < 10; ++draw) {
+    for (int draw = 0; draw < kMaxTileDrawsPerCase; ++draw) {
       const Problem p = *fuzz::problem(Op::max, MaxGatherCounted::domain());
       if (!MaxGatherCounted::supports(p).ok || p.n == 0) continue;
       MaxTileShape plan;
       RC_ASSERT(plan_max_counted(p, p.dtype == DType::f64 ? 8 : 4, kMaxTiledCpuBudget, &plan));
+      RC_ASSERT(plan.bytes <= kMaxTiledSmemBytes);
+      ++cases;
+      count_tiles(p, plan.tile, plan.planes, plan.lanes, seen);
+      count_whole_planes(p, plan, seen);
+    }
+  });
+  ASSERT_TRUE(ok);
+  expect_each_reached(seen, cases,
+                      {"whole-plane tiles", "whole-plane tiles, the last group partial", "windows read as one run of dy",
+                       "channels-last windows read as one run",
+                       "channels-last windows read as one run, the last lane tile partial"});
+  expect_window_run_decodes(seen);
+}
+
+TEST(MaxScatterTiledReach, TheFuzzDrawsEveryTileStructure) {
+  Seen seen;
+  int cases = 0;
+  const bool ok = rc::check("max.scatter.tiled's tile plans on the fuzz's problems", [&] {
+    for (int draw = 0; draw < kMaxTileDrawsPerCase; ++draw) {
+      const Problem p = *fuzz::problem(Op::max, MaxScatterTiled::domain());
+      if (!MaxScatterTiled::supports(p).ok || p.n == 0) continue;
+      MaxTileShape plan;
+      RC_ASSERT(plan_max_scatter_tiled(p, p.dtype == DType::f64 ? 8 : 4, kMaxTiledCpuBudget, &plan));
       RC_ASSERT(plan.bytes <= kMaxTiledSmemBytes);
       ++cases;
       count_tiles(p, plan.tile, plan.planes, plan.lanes, seen);
