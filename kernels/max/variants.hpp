@@ -16,6 +16,7 @@
 #include "kernels/max/max_gather_taps.hpp"
 #include "kernels/max/max_gather_tiled.hpp"
 #include "kernels/max/max_scatter.hpp"
+#include "kernels/max/max_scatter_tiled.hpp"
 #include "kernels/register.hpp"
 
 namespace pg {
@@ -32,6 +33,7 @@ using MaxVariants = VariantList<MaxScatterStored,
                                 MaxGatherCounted,
                                 MaxGatherTaps,
                                 MaxGatherRows,
+                                MaxScatterTiled,
                                 MaxScatterRecompute,
                                 MaxGatherRecompute,
                                 MaxDirectStored,
