@@ -33,8 +33,8 @@ void listed_axis(Problem& p, int a, const Domain& d, const WindowShape& s, bool 
   if (d.whole_windows) p.pad_begin[a] = p.pad_end[a] = 0;
 }
 
-// One axis of any window (or a disjoint one, or one of stride 1): kernel 1-4, or one axis in ten a
-// wide undilated kernel of 5-9 (SPP-style windows: with stride 1 an element is a tap of more than 4
+// One axis of any window (or a disjoint one, or one of stride 1): kernel 1-4, or one axis in ten
+// (the domain's wide_kernel_one_in) a wide undilated kernel of 5-9 (SPP-style windows: with stride 1 an element is a tap of more than 4
 // windows, past avg.gather.tiled's unrolled tap loop); dilation up to 3 (when the domain has it),
 // stride up to 4 (1 for a unit-stride domain), pads up to the effective kernel on either side
 // (windows wholly in padding), and now and then a kernel-1 axis with padding (legal under ONNX; its
@@ -51,7 +51,8 @@ void free_axis(Problem& p, int a, const Domain& d, bool asymmetric) {
     p.pad_end[a] = *rc::gen::inRange<int64_t>(p.pad_begin[a] == 0 ? 1 : 0, 3);
     return;
   }
-  const bool wide = *rc::gen::weightedOneOf<bool>({{9, rc::gen::just(false)}, {1, rc::gen::just(true)}});
+  const bool wide = *rc::gen::weightedOneOf<bool>(
+      {{static_cast<size_t>(std::max(d.wide_kernel_one_in, 1) - 1), rc::gen::just(false)}, {1, rc::gen::just(true)}});
   p.kernel[a] = wide ? *rc::gen::inRange<int64_t>(5, 10) : *rc::gen::inRange<int64_t>(1, 5);
   p.dilation[a] = d.dilation && !wide
                       ? *rc::gen::weightedOneOf<int64_t>({{3, rc::gen::just<int64_t>(1)}, {1, rc::gen::inRange<int64_t>(2, 4)}})

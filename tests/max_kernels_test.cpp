@@ -18,6 +18,7 @@
 #include "kernels/max/max_gather_counted.hpp"
 #include "kernels/max/max_gather_taps.hpp"
 #include "kernels/max/max_gather_tiled.hpp"
+#include "kernels/max/max_scatter_tiled.hpp"
 #include "kernels/max/max_geometry.hpp"
 #include "reference/pool_reference.hpp"
 #include "src/harness/registry.hpp"
@@ -446,6 +447,29 @@ TEST(MaxKernels, CountedPositionsNamedByNoneOneOrSeveral) {
     EXPECT_GT(kinds[1], 0);
     EXPECT_GT(kinds[2], 0);
     expect_counted_and_tiled_agree(p, spec, e);
+  }
+}
+
+// max.scatter.tiled's warps that combine the adds of lanes naming one position (on NVIDIA GPUs;
+// the CPU backend adds per window): windows along W that hold each position five deep or more,
+// read as one run (19x19 planes) and as boxes of a plane cut into tiles on either budget (160x160),
+// 1D, and a stride of 2 under a k11; on real data and on small integers (ties: long runs of
+// windows naming one position).
+TEST(MaxKernels, ScatterTiledCombinesLanesNamingOnePosition) {
+  Backend& b = test::backend();
+  const Variant* v = find_variant("max.scatter.tiled");
+  ASSERT_NE(v, nullptr);
+  for (const Problem& p : {make(2, 2, 3, {19, 19}, {5, 5}, {1, 1}, {2, 2}, {2, 2}),
+                           make(2, 1, 2, {160, 160}, {9, 9}, {1, 1}, {4, 4}, {4, 4}),
+                           make(1, 2, 3, {301}, {13}, {1}, {6}, {6}),
+                           make(2, 1, 3, {23, 45}, {3, 11}, {1, 2}, {1, 5}, {1, 5})}) {
+    SCOPED_TRACE(to_string(p));
+    ASSERT_TRUE(combines_along_w(p));
+    expect_supported("max.scatter.tiled", p);
+    for (const DataKind kind : {DataKind::real, DataKind::ints}) {
+      const Outcome o = run_and_verify(b, *v, p, DataSpec{7, kind});
+      EXPECT_EQ(o.status, Status::pass) << o.message;
+    }
   }
 }
 

@@ -10,7 +10,8 @@
 // whole planes on small planes), and
 //   1. walks the windows that cover the tile once, decoding and checking each stored index as
 //      every variant does, and adds the window's dy to the position it names with a
-//      shared-memory atomic add;
+//      shared-memory atomic add; where consecutive windows along W often name one position
+//      (combines_along_w), a warp first sums the dy of its lanes that name the same position;
 //   2. writes the tile to dx once, coalesced, and leaves it zero for its next tile.
 // Shared memory holds one accumulator per tile position and none per window, so a tile is all of
 // a small plane at any window size. Not bitwise repeatable (the adds' order varies; the values
@@ -18,7 +19,9 @@
 // once, no zeroing pass over dx.
 //
 // The CPU backend runs the same phases with emulated threads and a small budget
-// (kMaxTiledCpuBudget), so fuzz-sized problems span several tiles, planes and lane tiles.
+// (kMaxTiledCpuBudget), so fuzz-sized problems span several tiles, planes and lane tiles. It has
+// no warps and adds window by window: the combining runs on NVIDIA GPUs only, where the GPU fuzz
+// and MaxKernels.ScatterTiledCombinesLanesNamingOnePosition reach it.
 #pragma once
 
 #include <algorithm>
@@ -45,6 +48,19 @@ inline bool plan_max_scatter_tiled(const Problem& p, size_t accum_size, const Ma
   return true;
 }
 
+// Whether a block's warps combine the adds of consecutive lanes that name the same position
+// before they add to shared memory. A shared-memory float add is a compare-and-swap loop that
+// runs once per lane naming the slot. In channels-first tiles a warp's lanes read consecutive
+// windows along W, and where at least five of them hold each position (undilated, kernel_w at
+// least 5 * stride_w: YOLO's SPP and SPPF) their maxima come in runs of lanes: combined, SPP
+// k5/k9/k13 went 56.0/82.6/111.4 -> 48.2/48.7/49.4 us and SPPF 104.5 -> 96.5 (H200, 2026-11-29).
+// Elsewhere the combining (a shuffle, a vote and five shuffled adds per window) costs more than
+// the loops it saves: k3 stride-1 rows 3-13% slower, AlexNet's k3s2 27%, channels-last rows
+// (lanes are channels there, never combined) 1-15%.
+inline bool combines_along_w(const Problem& p) {
+  return p.layout == Layout::channels_first && p.dilation[2] == 1 && p.kernel[2] >= 5 * p.stride[2];
+}
+
 // The work of one block on one tile, as two phases for plan.threads cooperating threads.
 template <class T, class Idx, int A0, bool kLanes>
 struct MaxScatterTiledBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape> {
@@ -52,6 +68,13 @@ struct MaxScatterTiledBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape> {
   using typename Walk::A;
   using Walk::plan;
   static constexpr int kPhases = 2;
+  // With 32-bit index arithmetic, registers capped at 48 so that five blocks of 256 threads fit
+  // a multiprocessor (uncapped, the combining body took 64: four blocks). Measured only together
+  // with combines_along_w, against an uncapped body that combined on every problem (H200,
+  // 2026-11-29, bench/results/2026-11-29_h200_scatter_tiled.md): the SPP rows, which combine in
+  // both, did not move; I3D's 1x3x3 gained 14%, two 3D channels-last rows lost 15-18%.
+  static constexpr int kMinBlocksPerSm = sizeof(Idx) == 4 ? 5 : 0;
+  bool combine = false;  // combines_along_w: lanes naming the same slot add once
 
   struct Frame : MaxTileOrigin<Idx> {
     A* sum;  // per tile position and lane (walk_windows' slots): the dy of the windows naming it
@@ -69,12 +92,40 @@ struct MaxScatterTiledBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape> {
     for (int i = tid; i < plan.planes * plan.positions * plan.lanes; i += plan.threads) f.sum[i] = A(0);
   }
 
+  // sum[named] += grad, atomically; named < 0: no add. With `combine`, on NVIDIA GPUs, the lanes
+  // of a warp that name the same slot in consecutive lanes add once (see combines_along_w).
+  PG_HD void add(A* sum, int named, A grad) const {
+#if defined(__CUDA_ARCH__)
+    // Channels-last bodies never combine (their lanes are channels) and are built without it.
+    if (kLanes || !combine) {
+      if (named >= 0) atomicAdd(sum + named, grad);
+      return;
+    }
+    const unsigned active = __activemask();
+    const int lane = static_cast<int>(threadIdx.x) & 31;
+    const int before = __shfl_up_sync(active, named, 1);
+    const bool head = lane == 0 || before != named || ((active >> (lane - 1)) & 1u) == 0;
+    // A run ends at the next head or inactive lane: every lane's run is within the active ones.
+    const unsigned heads = __ballot_sync(active, head) | ~active;
+    if (heads != ~0u) {
+      const unsigned after = heads & ~((2u << lane) - 1u);  // heads past this lane (lane 31: none)
+      const int end = after != 0 ? __ffs(static_cast<int>(after)) - 1 : 32;
+      // A segmented suffix sum: after the step of offset d a lane holds its run's next 2d values.
+      for (int d = 1; d < 32; d *= 2) {
+        const A next = __shfl_down_sync(active, grad, d);
+        if (lane + d < end) grad += next;
+      }
+    }
+    if (head && named >= 0) atomicAdd(sum + named, grad);
+#else
+    if (named >= 0) atomic_add(sum + named, grad);
+#endif
+  }
+
   PG_HD void phase(int i, const Frame& f, int tid) const {
     if (i == 0) {
       // Sums start from +0, as every variant's: a lone -0 dy gives +0.
-      this->walk_windows(f, tid, [&](int, int named, A grad) {
-        if (named >= 0) atomic_add(&f.sum[named], grad);
-      });
+      this->walk_windows(f, tid, [&](int, int named, A grad) { add(f.sum, named, grad); });
     } else {
       this->write_tile(f, tid, [&](int slot) {
         const A v = f.sum[slot];
@@ -91,9 +142,11 @@ struct MaxScatterTiled : MaxVariant<MaxScatterTiled> {
   // Every window, layout, dtype, index format and type (a tile of one position always fits).
   // Sizes for the fuzz as max.gather.tiled's: on the CPU backend's budget, several tiles with a
   // partial last one along every axis, several planes per tile, C split into lane tiles, and
-  // small planes read as one run of windows.
+  // small planes read as one run of windows; one free axis in three a wide kernel, so that the
+  // warps' combining (combines_along_w) comes up in a few percent of the GPU fuzz's cases.
   static Domain domain() {
     Domain d;
+    d.wide_kernel_one_in = 3;
     d.reach[0] = 8;
     d.reach[1] = 14;
     d.reach[2] = 60;
@@ -116,7 +169,8 @@ struct MaxScatterTiled : MaxVariant<MaxScatterTiled> {
       if (!plan_max_scatter_tiled(p, sizeof(accum_t<T>), budget, &plan)) throw Error("max.scatter.tiled: no tile fits");
       with_bit(p.layout == Layout::channels_last, [&]<int kLanes>() {
         int64_t tiles;
-        const auto block = make_max_tile_block<MaxScatterTiledBlock<T, Idx, A0, kLanes == 1>>(p, plan, b, &tiles);
+        auto block = make_max_tile_block<MaxScatterTiledBlock<T, Idx, A0, kLanes == 1>>(p, plan, b, &tiles);
+        block.combine = combines_along_w(p);
         if (tiles > 0) run_max_tiles(ex, block, tiles);
       });
     });

@@ -72,6 +72,9 @@ struct Domain {
   // it knows its structure's sizes.
   int64_t reach[kAxes] = {6, 9, 12};
   int64_t max_channels = 7;
+  // For the fuzz: one free axis in this many has a wide undilated kernel of 5-9 (SPP-style
+  // windows), for a variant with a structure of its own there.
+  int wide_kernel_one_in = 10;
 
   // yes, or the first axis that rules p out, in one line.
   struct Verdict {
