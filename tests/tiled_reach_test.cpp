@@ -11,7 +11,7 @@
 // windows are read as one run of dy, channels-first and channels-last (a partial last lane tile,
 // and lanes read in packs, which only max.gather.tiled takes).
 // max.gather.counted and max.scatter.tiled: the same tiles, planes and lanes, whole-plane tiles
-// and window runs; for max.scatter.tiled also warps that combine their adds, on runs and boxes.
+// and window runs; for max.scatter.tiled also warps that combine their adds (on the GPU's plan).
 // avg.gather.planes: several blocks with a partial last one, several planes per block, each of its
 // sums (runs with the kernel of 3 unrolled, runs of any kernel up to 8, per element with and
 // without the unrolled tap loop), a partial last run, and both divisor paths.
@@ -213,16 +213,22 @@ TEST(MaxScatterTiledReach, TheFuzzDrawsEveryTileStructure) {
       ++cases;
       count_tiles(p, plan.tile, plan.planes, plan.lanes, seen);
       count_whole_planes(p, plan, seen);
-      // Taken on NVIDIA GPUs only: the GPU fuzz reaches it in this share of its cases.
-      if (combines_along_w(p)) ++seen[plan.window_run ? "warps combine adds, windows read as one run" : "warps combine adds"];
+      // The combining runs on NVIDIA GPUs only, so on the GPU's plan, where the fuzz's planes are
+      // whole-plane tiles read as one run. Its box walk (planes larger than a tile) is
+      // MaxKernels.ScatterTiledCombinesLanesNamingOnePosition's.
+      if (combines_along_w(p)) {
+        MaxTileShape gpu;
+        RC_ASSERT(plan_max_scatter_tiled(p, p.dtype == DType::f64 ? 8 : 4, kMaxTiledGpuBudget, &gpu));
+        ++seen[gpu.window_run ? "warps combine adds, windows read as one run (GPU plan)" : "warps combine adds, boxes (GPU plan)"];
+      }
     }
   });
   ASSERT_TRUE(ok);
   expect_each_reached(seen, cases,
                       {"whole-plane tiles", "whole-plane tiles, the last group partial", "windows read as one run of dy",
                        "channels-last windows read as one run",
-                       "channels-last windows read as one run, the last lane tile partial", "warps combine adds",
-                       "warps combine adds, windows read as one run"});
+                       "channels-last windows read as one run, the last lane tile partial",
+                       "warps combine adds, windows read as one run (GPU plan)"});
   expect_window_run_decodes(seen);
 }
 
