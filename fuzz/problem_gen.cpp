@@ -34,11 +34,11 @@ void listed_axis(Problem& p, int a, const Domain& d, const WindowShape& s, bool 
 }
 
 // One axis of any window (or a disjoint one, or one of stride 1): kernel 1-4, or one axis in ten
-// (the domain's wide_kernel_one_in) a wide undilated kernel of 5-9 (SPP-style windows: with stride 1 an element is a tap of more than 4
-// windows, past avg.gather.tiled's unrolled tap loop); dilation up to 3 (when the domain has it),
-// stride up to 4 (1 for a unit-stride domain), pads up to the effective kernel on either side
-// (windows wholly in padding), and now and then a kernel-1 axis with padding (legal under ONNX; its
-// edge windows hold no tap).
+// (the domain's wide_kernel_one_in) a wide undilated kernel of 5-9 (SPP-style windows: with
+// stride 1 an element is a tap of more than 4 windows, past avg.gather.tiled's unrolled tap
+// loop); dilation up to 3 (when the domain has it), stride up to 4 (1 for a unit-stride domain),
+// pads up to the effective kernel on either side (windows wholly in padding), and now and then a
+// kernel-1 axis with padding (legal under ONNX; its edge windows hold no tap).
 void free_axis(Problem& p, int a, const Domain& d, bool asymmetric) {
   const bool disjoint = d.windows == WindowRule::disjoint;
   const bool k1_padded =
