@@ -116,7 +116,7 @@ void expect_reached(const Seen& seen, int cases, const std::vector<const char*>&
 }
 
 // Each structure of count_tiles and of the variant's own came up in at least 1% of the cases.
-void expect_each_reached(const Seen& seen, int cases, std::initializer_list<const char*> own) {
+void expect_each_reached(const Seen& seen, int cases, const std::vector<const char*>& own) {
   std::vector<const char*> structures = {"several tiles along D, the last partial", "several tiles along H, the last partial",
                                          "several tiles along W, the last partial", "a partial last group of planes",
                                          "lane tiles, the last partial"};
@@ -176,59 +176,54 @@ TEST(MaxTiledReach, TheFuzzDrawsEveryTileStructure) {
   expect_window_run_decodes(seen);
 }
 
-TEST(MaxCountedReach, TheFuzzDrawsEveryTileStructure) {
+// A max variant on MaxTileShape plans (plan_for: its plan function) over the fuzz's draws: the
+// tiles, whole planes and window runs every such plan has, and the variant's own structures,
+// which own(p, seen) counts and own_names lists.
+template <class V, class PlanFor, class Own>
+void expect_max_tile_shapes_reached(const char* property, PlanFor plan_for, Own own,
+                                    const std::vector<const char*>& own_names) {
   Seen seen;
   int cases = 0;
-  const bool ok = rc::check("max.gather.counted's tile plans on the fuzz's problems", [&] {
+  const bool ok = rc::check(property, [&] {
     for (int draw = 0; draw < 10; ++draw) {
-      const Problem p = *fuzz::problem(Op::max, MaxGatherCounted::domain());
-      if (!MaxGatherCounted::supports(p).ok || p.n == 0) continue;
+      const Problem p = *fuzz::problem(Op::max, V::domain());
+      if (!V::supports(p).ok || p.n == 0) continue;
       MaxTileShape plan;
-      RC_ASSERT(plan_max_counted(p, p.dtype == DType::f64 ? 8 : 4, kMaxTiledCpuBudget, &plan));
+      RC_ASSERT(plan_for(p, p.dtype == DType::f64 ? 8 : 4, kMaxTiledCpuBudget, &plan));
       RC_ASSERT(plan.bytes <= kMaxTiledSmemBytes);
       ++cases;
       count_tiles(p, plan.tile, plan.planes, plan.lanes, seen);
       count_whole_planes(p, plan, seen);
+      own(p, seen);
     }
   });
   ASSERT_TRUE(ok);
-  expect_each_reached(seen, cases,
-                      {"whole-plane tiles", "whole-plane tiles, the last group partial", "windows read as one run of dy",
-                       "channels-last windows read as one run",
-                       "channels-last windows read as one run, the last lane tile partial"});
+  std::vector<const char*> structures = {"whole-plane tiles", "whole-plane tiles, the last group partial",
+                                         "windows read as one run of dy", "channels-last windows read as one run",
+                                         "channels-last windows read as one run, the last lane tile partial"};
+  structures.insert(structures.end(), own_names.begin(), own_names.end());
+  expect_each_reached(seen, cases, structures);
   expect_window_run_decodes(seen);
 }
 
+TEST(MaxCountedReach, TheFuzzDrawsEveryTileStructure) {
+  expect_max_tile_shapes_reached<MaxGatherCounted>("max.gather.counted's tile plans on the fuzz's problems",
+                                                   plan_max_counted, [](const Problem&, Seen&) {}, {});
+}
+
 TEST(MaxScatterTiledReach, TheFuzzDrawsEveryTileStructure) {
-  Seen seen;
-  int cases = 0;
-  const bool ok = rc::check("max.scatter.tiled's tile plans on the fuzz's problems", [&] {
-    for (int draw = 0; draw < 10; ++draw) {
-      const Problem p = *fuzz::problem(Op::max, MaxScatterTiled::domain());
-      if (!MaxScatterTiled::supports(p).ok || p.n == 0) continue;
-      MaxTileShape plan;
-      RC_ASSERT(plan_max_scatter_tiled(p, p.dtype == DType::f64 ? 8 : 4, kMaxTiledCpuBudget, &plan));
-      RC_ASSERT(plan.bytes <= kMaxTiledSmemBytes);
-      ++cases;
-      count_tiles(p, plan.tile, plan.planes, plan.lanes, seen);
-      count_whole_planes(p, plan, seen);
-      // The combining runs on NVIDIA GPUs only, so on the GPU's plan, where the fuzz's planes are
-      // whole-plane tiles read as one run. Its box walk (planes larger than a tile) is
-      // MaxKernels.ScatterTiledCombinesLanesNamingOnePosition's.
-      if (combines_along_w(p)) {
+  expect_max_tile_shapes_reached<MaxScatterTiled>(
+      "max.scatter.tiled's tile plans on the fuzz's problems", plan_max_scatter_tiled,
+      [](const Problem& p, Seen& seen) {
+        // The combining runs on NVIDIA GPUs only, so on the GPU's plan, where the fuzz's planes are
+        // whole-plane tiles read as one run. Its box walk (planes larger than a tile) is
+        // MaxKernels.ScatterTiledCombinesLanesNamingOnePosition's.
+        if (!combines_along_w(p)) return;
         MaxTileShape gpu;
         RC_ASSERT(plan_max_scatter_tiled(p, p.dtype == DType::f64 ? 8 : 4, kMaxTiledGpuBudget, &gpu));
         ++seen[gpu.window_run ? "warps combine adds, windows read as one run (GPU plan)" : "warps combine adds, boxes (GPU plan)"];
-      }
-    }
-  });
-  ASSERT_TRUE(ok);
-  expect_each_reached(seen, cases,
-                      {"whole-plane tiles", "whole-plane tiles, the last group partial", "windows read as one run of dy",
-                       "channels-last windows read as one run",
-                       "channels-last windows read as one run, the last lane tile partial",
-                       "warps combine adds, windows read as one run (GPU plan)"});
-  expect_window_run_decodes(seen);
+      },
+      {"warps combine adds, windows read as one run (GPU plan)"});
 }
 
 // 1,000 draws: the run paths take stride-1 W axes only (about one in
