@@ -186,8 +186,7 @@ TEST(MaxTiledReach, TheFuzzDrawsEveryTileStructure) {
 // tiles, whole planes and window runs every such plan has, and the variant's own structures,
 // which own(p, seen) counts and own_names lists.
 template <class V, class PlanFor, class Own>
-void expect_max_tile_shapes_reached(const char* property, PlanFor plan_for, Own own,
-                                    const std::vector<const char*>& own_names) {
+void expect_max_tile_shapes_reached(PlanFor plan_for, Own own, const std::vector<const char*>& own_names) {
   Seen seen;
   int cases = 0;
   for (const Problem& p : fuzz_draws(Op::max, V::domain())) {
@@ -209,14 +208,12 @@ void expect_max_tile_shapes_reached(const char* property, PlanFor plan_for, Own 
 }
 
 TEST(MaxCountedReach, TheFuzzDrawsEveryTileStructure) {
-  expect_max_tile_shapes_reached<MaxGatherCounted>("max.gather.counted's tile plans on the fuzz's problems",
-                                                   plan_max_counted, [](const Problem&, Seen&) {}, {});
+  expect_max_tile_shapes_reached<MaxGatherCounted>(plan_max_counted, [](const Problem&, Seen&) {}, {});
 }
 
 TEST(MaxScatterTiledReach, TheFuzzDrawsEveryTileStructure) {
   expect_max_tile_shapes_reached<MaxScatterTiled>(
-      "max.scatter.tiled's tile plans on the fuzz's problems", plan_max_scatter_tiled,
-      [](const Problem& p, Seen& seen) {
+      plan_max_scatter_tiled, [](const Problem& p, Seen& seen) {
         // The combining runs on NVIDIA GPUs only, so on the GPU's plan, where the fuzz's planes are
         // whole-plane tiles read as one run. Its box walk (planes larger than a tile) is
         // MaxKernels.ScatterTiledCombinesLanesNamingOnePosition's.
