@@ -146,8 +146,8 @@ TEST(AvgTiledReach, TheFuzzDrawsEveryTileStructure) {
   for (const Problem& p : fuzz_draws(Op::avg, AvgGatherTiled::domain())) {
     if (!AvgGatherTiled::supports(p).ok || p.n == 0) continue;
     AvgTilePlan plan;
-    ASSERT_TRUE(plan_avg_tiles(p, p.dtype == DType::f64 ? 8 : 4, kTiledCpuBudget, &plan));
-    ASSERT_TRUE(plan.bytes <= kTiledSmemBytes);
+    ASSERT_TRUE(plan_avg_tiles(p, p.dtype == DType::f64 ? 8 : 4, kTiledCpuBudget, &plan)) << to_string(p);
+    ASSERT_TRUE(plan.bytes <= kTiledSmemBytes) << to_string(p);
     ++cases;
     count_tiles(p, plan.tile, plan.planes, plan.lanes, seen);
     if (plan.col_planes > 1) ++seen["planes side by side"];
@@ -165,8 +165,8 @@ TEST(MaxTiledReach, TheFuzzDrawsEveryTileStructure) {
   for (const Problem& p : fuzz_draws(Op::max, MaxGatherTiled::domain())) {
     if (!MaxGatherTiled::supports(p).ok || p.n == 0) continue;
     MaxTilePlan plan;
-    ASSERT_TRUE(plan_max_tiles(p, p.dtype == DType::f64 ? 8 : 4, kMaxTiledCpuBudget, &plan));
-    ASSERT_TRUE(plan.bytes <= kMaxTiledSmemBytes);
+    ASSERT_TRUE(plan_max_tiles(p, p.dtype == DType::f64 ? 8 : 4, kMaxTiledCpuBudget, &plan)) << to_string(p);
+    ASSERT_TRUE(plan.bytes <= kMaxTiledSmemBytes) << to_string(p);
     ++cases;
     count_tiles(p, plan.tile, plan.planes, plan.lanes, seen);
     if (plan.band_rows > 1 && plan.tile[1] % plan.band_rows != 0) ++seen["bands of several rows, the last partial"];
@@ -192,8 +192,8 @@ void expect_max_tile_shapes_reached(PlanFor plan_for, Own own, const std::vector
   for (const Problem& p : fuzz_draws(Op::max, V::domain())) {
     if (!V::supports(p).ok || p.n == 0) continue;
     MaxTileShape plan;
-    ASSERT_TRUE(plan_for(p, p.dtype == DType::f64 ? 8 : 4, kMaxTiledCpuBudget, &plan));
-    ASSERT_TRUE(plan.bytes <= kMaxTiledSmemBytes);
+    ASSERT_TRUE(plan_for(p, p.dtype == DType::f64 ? 8 : 4, kMaxTiledCpuBudget, &plan)) << to_string(p);
+    ASSERT_TRUE(plan.bytes <= kMaxTiledSmemBytes) << to_string(p);
     ++cases;
     count_tiles(p, plan.tile, plan.planes, plan.lanes, seen);
     count_whole_planes(p, plan, seen);
@@ -219,7 +219,7 @@ TEST(MaxScatterTiledReach, TheFuzzDrawsEveryTileStructure) {
         // MaxKernels.ScatterTiledCombinesLanesNamingOnePosition's.
         if (!combines_along_w(p)) return;
         MaxTileShape gpu;
-        ASSERT_TRUE(plan_max_scatter_tiled(p, p.dtype == DType::f64 ? 8 : 4, kMaxTiledGpuBudget, &gpu));
+        ASSERT_TRUE(plan_max_scatter_tiled(p, p.dtype == DType::f64 ? 8 : 4, kMaxTiledGpuBudget, &gpu)) << to_string(p);
         ++seen[gpu.window_run ? "warps combine adds, windows read as one run (GPU plan)" : "warps combine adds, boxes (GPU plan)"];
       },
       {"warps combine adds, windows read as one run (GPU plan)"});
@@ -236,8 +236,8 @@ TEST(AvgPlanesReach, TheFuzzDrawsEveryBlockStructure) {
   for (const Problem& p : fuzz_draws(Op::avg, AvgGatherPlanes::domain())) {
     if (!AvgGatherPlanes::supports(p).ok || p.n == 0) continue;
     AvgPlanesPlan plan;
-    ASSERT_TRUE(plan_avg_planes(p, p.dtype == DType::f64 ? 8 : 4, kPlanesCpuBudget, &plan));
-    ASSERT_TRUE(plan.bytes <= kPlanesSmemBytes);
+    ASSERT_TRUE(plan_avg_planes(p, p.dtype == DType::f64 ? 8 : 4, kPlanesCpuBudget, &plan)) << to_string(p);
+    ASSERT_TRUE(plan.bytes <= kPlanesSmemBytes) << to_string(p);
     ++cases;
     const int64_t outer = p.n * p.c;
     if (outer > plan.planes && outer % plan.planes != 0) ++seen["several blocks, the last partial"];
@@ -260,8 +260,8 @@ TEST(AvgColumnsReach, TheFuzzDrawsEveryBlockStructure) {
   for (const Problem& p : fuzz_draws(Op::avg, AvgGatherColumns::domain())) {
     if (!AvgGatherColumns::supports(p).ok || p.n == 0) continue;
     AvgColumnsPlan plan;
-    ASSERT_TRUE(plan_avg_columns(p, p.dtype == DType::f64 ? 8 : 4, kColumnsCpuBudget, &plan));
-    ASSERT_TRUE(plan.bytes <= kColumnsSmemBytes);
+    ASSERT_TRUE(plan_avg_columns(p, p.dtype == DType::f64 ? 8 : 4, kColumnsCpuBudget, &plan)) << to_string(p);
+    ASSERT_TRUE(plan.bytes <= kColumnsSmemBytes) << to_string(p);
     ++cases;
     const int64_t outer = p.n * p.c;
     if (outer > plan.planes && outer % plan.planes != 0) ++seen["several blocks, the last partial"];
@@ -347,8 +347,8 @@ TEST(MaxTapsReach, TheFuzzDrawsEverySlabStructure) {
   for (const Problem& p : fuzz_draws(Op::max, MaxGatherTaps::domain())) {
     if (!MaxGatherTaps::supports(p).ok || p.n == 0) continue;
     MaxTapsPlan plan;
-    ASSERT_TRUE(plan_max_taps(p, p.dtype == DType::f64 ? 8 : 4, kMaxTapsCpuBudget, &plan));
-    ASSERT_TRUE(plan.bytes <= kMaxTiledSmemBytes);
+    ASSERT_TRUE(plan_max_taps(p, p.dtype == DType::f64 ? 8 : 4, kMaxTapsCpuBudget, &plan)) << to_string(p);
+    ASSERT_TRUE(plan.bytes <= kMaxTiledSmemBytes) << to_string(p);
     ++cases;
     static const char* kAxisName[kAxes] = {"D", "H", "W"};
     const std::string lead = kAxisName[plan.lead];
