@@ -59,15 +59,19 @@ struct MaxDirectRowsItem {
   }
 
   // Window o of row `row`: the element its index names (-1: none of its taps, or no window o)
-  // and its dy as it lands.
+  // and its dy as it lands. dy is loaded beside the index, not once the index has decoded: a
+  // disjoint window's dy is needed by one of the packs that read it, so loading it always costs
+  // no DRAM bytes, and the pack waits for one round trip instead of two (H200, 2026-12-02:
+  // SoundNet 120.4 -> 105.6 us, M5 135.0 -> 122.0; bench/results/2026-12-02_h200_max_loads.md).
   PG_HD void window(Idx row, Idx o, Idx* named, T* grad) const {
     *named = -1;
     if (o >= g.out[2]) return;
     const Idx at = row * g.out[2] + o;
+    const T d = dy[at];
     int64_t stored;
     load_indices<1>(indices, g.index_type, at, &stored);
     *named = named_in_row(stored, row, o);
-    if (*named >= 0) *grad = from_accum<T>(A(0) + to_float(dy[at]));
+    if (*named >= 0) *grad = from_accum<T>(A(0) + to_float(d));
   }
 
   PG_HD void operator()(Idx item) const {

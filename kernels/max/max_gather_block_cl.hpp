@@ -35,7 +35,12 @@ namespace pg {
 // CL f32): 1 pair 0.1267 ms, 2 pairs 0.1247 (0.1245 loading every dy), 4 pairs 0.1363 (0.1268
 // loading every dy); all rows without channels-last are unaffected.
 inline constexpr int kClStripPairs = 2;
-inline constexpr bool kClDyOnMatch = true;
+// The 16-bit items load every window's dy: the match compares run per window and channel to save
+// a load of 8 bytes (4 channels), and cost more than it. H200, 2026-12-02
+// (bench/results/2026-12-02_h200_max_loads.md), matched dy / every dy: resnet50 stem CL bf16
+// 48.9 / 42.5 us, X3D stem CL bf16 70.1 / 66.1, (16,128,80,80) CL f16 25.1 / 22.0; f32 unchanged.
+template <class T>
+inline constexpr bool kClDyOnMatch = sizeof(T) == 4;
 // Channels per work item: a 16-byte pack of f32, an 8-byte one of f16/bf16. The item holds an
 // int64 index per channel of every window it loads, so a 16-byte pack of 8 bf16 channels cost it
 // twice the index registers (H100, 2026-11-26, resnet50 stem (32,64,112,112) k3s2p1 CL bf16: 8
@@ -224,7 +229,7 @@ struct MaxGatherBlockCl : VariantDefaults {
               constexpr int V = kClChannels;
               // 2D strips where a position has one D window: a 2D problem, or D a copy axis.
               constexpr int L = A0 == 1 || kCopyD ? kClStripPairs : 1;
-              using Item = MaxGatherBlockClItem<T, A0, K, S, V, P, L, kClDyOnMatch, kCopyD == 1>;
+              using Item = MaxGatherBlockClItem<T, A0, K, S, V, P, L, kClDyOnMatch<T>, kCopyD == 1>;
               Item item;
               set_fixed_item_frame<T>(item, p, b);
               constexpr int B = Item::B, strip_len = B * L;
