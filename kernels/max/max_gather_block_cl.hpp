@@ -31,14 +31,14 @@ namespace pg {
 // Channels-last strip shape and dy policy: pairs of positions per 2D strip along W (1 is a 2x2
 // block of positions; 3D strips are always 1 pair, as their columns hold 2 D windows each: 4
 // pairs took 208 registers, 1 takes 64), and whether dy is loaded only for windows whose stored
-// index names a strip position. Timed on an H100 (2026-11-22, maxpool2d (64,64,112,112) k3s2p1
-// CL f32): 1 pair 0.1267 ms, 2 pairs 0.1247 (0.1245 loading every dy), 4 pairs 0.1363 (0.1268
-// loading every dy); all rows without channels-last are unaffected.
+// index names a strip position (f32 items) or for every window (16-bit items). Timed on an H100
+// (2026-11-22, maxpool2d (64,64,112,112) k3s2p1 CL f32): 1 pair 0.1267 ms, 2 pairs 0.1247 (0.1245
+// loading every dy), 4 pairs 0.1363 (0.1268 loading every dy); all rows without channels-last are
+// unaffected. For 16-bit items the match compares, per window and channel, cost more than the
+// 8-byte load they save (H200, 2026-12-02, bench/results/2026-12-02_h200_max_loads.md, matched dy
+// / every dy: resnet50 stem CL bf16 48.9 / 42.5 us, X3D stem CL bf16 70.1 / 66.1, (16,128,80,80)
+// CL f16 25.1 / 22.0).
 inline constexpr int kClStripPairs = 2;
-// The 16-bit items load every window's dy: the match compares run per window and channel to save
-// a load of 8 bytes (4 channels), and cost more than it. H200, 2026-12-02
-// (bench/results/2026-12-02_h200_max_loads.md), matched dy / every dy: resnet50 stem CL bf16
-// 48.9 / 42.5 us, X3D stem CL bf16 70.1 / 66.1, (16,128,80,80) CL f16 25.1 / 22.0; f32 unchanged.
 template <class T>
 inline constexpr bool kClDyOnMatch = sizeof(T) == 4;
 // Channels per work item: a 16-byte pack of f32, an 8-byte one of f16/bf16. The item holds an
