@@ -9,9 +9,11 @@
 // width with a partial last group, part of a row with a partial last segment, one whole row;
 // tiles of whole planes (their sums leave as one run), the last group partial, and those whose
 // windows are read as one run of dy, channels-first and channels-last (a partial last lane tile,
-// and lanes read in packs, which only max.gather.tiled takes).
+// and lanes read in packs).
 // max.gather.counted and max.scatter.tiled: the same tiles, planes and lanes, whole-plane tiles
-// and window runs; for max.scatter.tiled also warps that combine their adds (on the GPU's plan).
+// and window runs; for max.scatter.tiled also warps that combine their adds (on the GPU's plan)
+// and its quads: runs of windows and of positions that start mid-quad, a partial last quad; and
+// channels-last lanes read in packs, which max.gather.tiled and max.scatter.tiled take.
 // avg.gather.planes: several blocks with a partial last one, several planes per block, each of its
 // sums (runs with the kernel of 3 unrolled, runs of any kernel up to 8, per element with and
 // without the unrolled tap loop), a partial last run, and both divisor paths.
@@ -217,12 +219,24 @@ TEST(MaxScatterTiledReach, TheFuzzDrawsEveryTileStructure) {
         // The combining runs on NVIDIA GPUs only, so on the GPU's plan, where the fuzz's planes are
         // whole-plane tiles read as one run. Its box walk (planes larger than a tile) is
         // MaxKernels.ScatterTiledCombinesLanesNamingOnePosition's.
+        // Its channels-first window runs in quads of four elements (max_scatter_tiled.hpp): tiles
+        // whose run of windows, or of positions, starts or ends mid-quad, and a tensor whose last
+        // quad of windows is partial. On the CPU's plan, where the fuzz runs.
+        MaxTileShape cpu;
+        ASSERT_TRUE(plan_max_scatter_tiled(p, p.dtype == DType::f64 ? 8 : 4, kMaxTiledCpuBudget, &cpu)) << to_string(p);
+        if (cpu.window_run && p.layout == Layout::channels_first) {
+          if (int64_t{cpu.planes} * p.out_plane() % 4 != 0) ++seen["quads: window runs that start mid-quad"];
+          if (int64_t{cpu.planes} * p.in_plane() % 4 != 0) ++seen["quads: position runs that start mid-quad"];
+          if (p.n * p.c * p.out_plane() % 4 != 0) ++seen["quads: the tensor's last quad of windows partial"];
+        }
         if (!combines_along_w(p)) return;
         MaxTileShape gpu;
         ASSERT_TRUE(plan_max_scatter_tiled(p, p.dtype == DType::f64 ? 8 : 4, kMaxTiledGpuBudget, &gpu)) << to_string(p);
         ++seen[gpu.window_run ? "warps combine adds, windows read as one run (GPU plan)" : "warps combine adds, boxes (GPU plan)"];
       },
-      {"warps combine adds, windows read as one run (GPU plan)"});
+      {"warps combine adds, windows read as one run (GPU plan)", "channels-last windows read in lane packs",
+       "quads: window runs that start mid-quad",
+       "quads: position runs that start mid-quad", "quads: the tensor's last quad of windows partial"});
 }
 
 // The run paths take stride-1 W axes only (about one draw in five), and the per-element sum of

@@ -26,8 +26,10 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 
 #include "kernels/common/exec.hpp"
+#include "kernels/common/pack.hpp"
 #include "kernels/max/max_tile_walk.hpp"
 
 namespace pg {
@@ -62,9 +64,11 @@ inline bool combines_along_w(const Problem& p) {
 }
 
 // The work of one block on one tile, as two phases for plan.threads cooperating threads.
+// Channels-last window runs of 1D and 2D problems read their lanes in packs (kLanePacks: one
+// window's lanes in one load of dy and one or two of the indices).
 template <class T, class Idx, int A0, bool kLanes>
-struct MaxScatterTiledBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape> {
-  using Walk = MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape>;
+struct MaxScatterTiledBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape, true> {
+  using Walk = MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape, true>;
   using typename Walk::A;
   using Walk::plan;
   static constexpr int kPhases = 2;
@@ -122,11 +126,16 @@ struct MaxScatterTiledBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape> {
 #endif
   }
 
+  // Channels-first window runs: quads of four consecutive windows a thread (scatter_quads_as),
+  // and the tile written back in quads of four positions (write_quads).
   PG_HD void phase(int i, const Frame& f, int tid) const {
+    const bool quads = !kLanes && plan.window_run;
     if (i == 0) {
       // Sums start from +0, as every variant's: a lone -0 dy gives +0.
+      if (quads) return scatter_quads(f, tid);
       this->walk_windows(f, tid, [&](int, int named, A grad) { add(f.sum, named, grad); });
     } else {
+      if (quads) return write_quads(f, tid);
       this->write_tile(f, tid, [&](int slot) {
         const A v = f.sum[slot];
         f.sum[slot] = A(0);
@@ -134,7 +143,152 @@ struct MaxScatterTiledBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape> {
       });
     }
   }
+
+  // Quads: the tensor's elements [4q, 4q + 4) of dy and the indices (window quads) or of dx
+  // (position quads), counted from the tensor's start so that each is one aligned access
+  // (quad_access) where the buffers allow. A tile's run starts and ends where its planes do, mid-
+  // quad in general: the quads at its two ends are read by both tiles that share them, each
+  // taking its own windows, and written by both, each storing its own positions one at a time.
+  // Why: the one-window-a-thread walk (walk_window_run_as) spent ~170 thread instructions per
+  // window on YOLO's SPP k5 (ncu, H200, 2026-12-02): a scalar load of the index and one of dy
+  // (each with 64-bit address arithmetic), the decode, the warps' combining and a shared-memory
+  // add, which sm_90 runs as a compare-and-swap loop (no native float add to shared memory).
+  // A thread's four windows are consecutive along W, so where they name one position (often, for
+  // a window five or more strides wide) they are summed in registers before they add.
+  static constexpr int kQuad = 4;
+  static constexpr int kQuadBatch = 2;  // quads a thread reads before it decodes them: 8 windows in flight
+  bool quad_access = false;             // dy, the indices and dx aligned for one access a quad
+
+  // Quad `at` (its first element) of a buffer of `total` elements: one access where the quad
+  // lies in the buffer and quad_access holds, else element by element (0 past the end).
+  template <class E>
+  PG_HD Pack<E, kQuad> load_quad(const E* base, Idx at, Idx total) const {
+    // As differences: at + kQuad may pass Idx's range at a tensor's end.
+    if (quad_access && total - at >= kQuad) return load_pack<kQuad>(base, at);
+    Pack<E, kQuad> q{};
+#pragma unroll
+    for (int v = 0; v < kQuad; ++v)
+      if (v < total - at) q.v[v] = base[at + v];
+    return q;
+  }
+
+  // How many quads hold the elements [first, first + n) (in 64 bits: first + n + 3 may pass Idx's).
+  PG_HD static int quad_count(Idx first, int n) {
+    const int64_t begin = static_cast<int64_t>(first) / kQuad;
+    return static_cast<int>((static_cast<int64_t>(first) + n + kQuad - 1) / kQuad - begin);
+  }
+
+  // The run's windows [first, first + in_tensor) of the tensor, in the quads that hold them.
+  PG_HD void scatter_quads(const Frame& f, int tid) const {
+    switch (this->g.index_type) {
+      case IndexType::i64: return scatter_quads_as<int64_t>(f, tid);
+      case IndexType::i32: return scatter_quads_as<int32_t>(f, tid);
+      default: return scatter_quads_as<uint8_t>(f, tid);
+    }
+  }
+
+  template <class I>
+  PG_HD void scatter_quads_as(const Frame& f, int tid) const {
+    const Idx planes_left = this->grid.outer - f.outer0;
+    const int in_tensor = planes_left < plan.planes ? static_cast<int>(planes_left) * plan.windows : plan.planes * plan.windows;
+    const Idx first = f.outer0 * this->g.out_plane, total = this->grid.outer * this->g.out_plane;
+    const Idx q0 = first / kQuad;
+    const int quads = quad_count(first, in_tensor);
+    const I* indices = static_cast<const I*>(this->indices);
+    for (int k0 = tid; k0 < quads; k0 += kQuadBatch * plan.threads) {
+      Pack<I, kQuad> stored[kQuadBatch];
+      Pack<T, kQuad> grad[kQuadBatch];
+#pragma unroll
+      for (int j = 0; j < kQuadBatch; ++j) {
+        const int k = k0 + j * plan.threads;
+        stored[j] = Pack<I, kQuad>{};
+        grad[j] = Pack<T, kQuad>{};
+        if (k < quads) {
+          const Idx at = (q0 + k) * kQuad;
+          stored[j] = load_quad(indices, at, total);
+          grad[j] = load_quad(this->dy, at, total);
+        }
+      }
+#pragma unroll
+      for (int j = 0; j < kQuadBatch; ++j) {
+        const int k = k0 + j * plan.threads;
+        if (k >= quads) break;
+        // Window v of the quad is the run's window s; -1: another tile's, or none named.
+        const int s0 = static_cast<int>((q0 + k) * kQuad - first);
+        int named[kQuad];
+        A sum[kQuad];
+#pragma unroll
+        for (int v = 0; v < kQuad; ++v) {
+          const int s = s0 + v;
+          named[v] = s >= 0 && s < in_tensor ? this->named_in_run(f, s, static_cast<int64_t>(stored[j].v[v]), 0) : -1;
+          sum[v] = static_cast<A>(to_float(grad[j].v[v]));
+        }
+        // A window naming the position its successor names hands its dy on: each run of the quad
+        // adds once, at its last window.
+#pragma unroll
+        for (int v = 0; v + 1 < kQuad; ++v) {
+          if (named[v] >= 0 && named[v] == named[v + 1]) {
+            sum[v + 1] += sum[v];
+            named[v] = -1;
+          }
+        }
+#pragma unroll
+        for (int v = 0; v + 1 < kQuad; ++v)
+          if (named[v] >= 0) atomic_add(f.sum + named[v], sum[v]);
+        // The last run may go on in the next lanes' quads: the warps' combining sees it.
+        add(f.sum, named[kQuad - 1], sum[kQuad - 1]);
+      }
+    }
+  }
+
+  // The tile's positions [first, first + in_tensor) of dx, in the quads that hold them, each
+  // slot left zero for the next tile. The slots of planes past the tensor (a partial last group)
+  // are never added to, so they stay zero unwritten.
+  PG_HD void write_quads(const Frame& f, int tid) const {
+    const Idx planes_left = this->grid.outer - f.outer0;
+    const int in_tensor =
+        planes_left < plan.planes ? static_cast<int>(planes_left) * plan.positions : plan.planes * plan.positions;
+    const Idx first = f.outer0 * this->g.in_plane;
+    const Idx q0 = first / kQuad;
+    const int quads = quad_count(first, in_tensor);
+    for (int k = tid; k < quads; k += plan.threads) {
+      const Idx at = (q0 + k) * kQuad;
+      const int s0 = static_cast<int>(at - first);
+      Pack<T, kQuad> out;
+      bool whole = quad_access;
+#pragma unroll
+      for (int v = 0; v < kQuad; ++v) {
+        const int s = s0 + v;
+        const bool mine = s >= 0 && s < in_tensor;
+        whole = whole && mine;
+        A value = A(0);
+        if (mine) {
+          value = f.sum[s];
+          f.sum[s] = A(0);
+        }
+        out.v[v] = from_accum<T>(value);
+      }
+      if (whole) {
+        store_pack<kQuad>(this->dx, at, out);
+      } else {
+#pragma unroll
+        for (int v = 0; v < kQuad; ++v)
+          if (s0 + v >= 0 && s0 + v < in_tensor) this->dx[at + v] = out.v[v];
+      }
+    }
+  }
 };
+
+// Whether dy, the indices and dx of p lie aligned for one access per quad of max.scatter.tiled's
+// window runs (MaxScatterTiledBlock::quad_access).
+inline bool scatter_quad_access(const Problem& p, const BwdBuffers& b) {
+  const auto aligned = [](const void* ptr, size_t bytes) {
+    return reinterpret_cast<uintptr_t>(ptr) % std::min<size_t>(bytes, 16) == 0;
+  };
+  const size_t quad = 4;
+  return aligned(b.dy, quad * dtype_size(p.dtype)) && aligned(b.dx, quad * dtype_size(p.dtype)) &&
+         aligned(b.indices, quad * index_type_size(p.index_type));
+}
 
 struct MaxScatterTiled : MaxVariant<MaxScatterTiled> {
   static constexpr PoolTraits traits{
@@ -171,6 +325,7 @@ struct MaxScatterTiled : MaxVariant<MaxScatterTiled> {
         int64_t tiles;
         auto block = make_max_tile_block<MaxScatterTiledBlock<T, Idx, A0, kLanes == 1>>(p, plan, b, &tiles);
         block.combine = combines_along_w(p);
+        block.quad_access = scatter_quad_access(p, b);
         if (tiles > 0) run_max_tiles(ex, block, tiles);
       });
     });
