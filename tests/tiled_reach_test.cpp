@@ -9,11 +9,10 @@
 // width with a partial last group, part of a row with a partial last segment, one whole row;
 // tiles of whole planes (their sums leave as one run), the last group partial, and those whose
 // windows are read as one run of dy, channels-first and channels-last (a partial last lane tile,
-// and lanes read in packs).
+// and lanes read in packs, which only max.gather.tiled takes).
 // max.gather.counted and max.scatter.tiled: the same tiles, planes and lanes, whole-plane tiles
 // and window runs; for max.scatter.tiled also warps that combine their adds (on the GPU's plan)
-// and its quads: runs of windows and of positions that start mid-quad, a partial last quad; and
-// channels-last lanes read in packs, which max.gather.tiled and max.scatter.tiled take.
+// and its quads: runs of windows and of positions that start mid-quad, a partial last quad.
 // avg.gather.planes: several blocks with a partial last one, several planes per block, each of its
 // sums (runs with the kernel of 3 unrolled, runs of any kernel up to 8, per element with and
 // without the unrolled tap loop), a partial last run, and both divisor paths.
@@ -234,8 +233,7 @@ TEST(MaxScatterTiledReach, TheFuzzDrawsEveryTileStructure) {
         ASSERT_TRUE(plan_max_scatter_tiled(p, p.dtype == DType::f64 ? 8 : 4, kMaxTiledGpuBudget, &gpu)) << to_string(p);
         ++seen[gpu.window_run ? "warps combine adds, windows read as one run (GPU plan)" : "warps combine adds, boxes (GPU plan)"];
       },
-      {"warps combine adds, windows read as one run (GPU plan)", "channels-last windows read in lane packs",
-       "quads: window runs that start mid-quad",
+      {"warps combine adds, windows read as one run (GPU plan)", "quads: window runs that start mid-quad",
        "quads: position runs that start mid-quad", "quads: the tensor's last quad of windows partial"});
 }
 

@@ -34,9 +34,17 @@
 
 namespace pg {
 
-// Per tile position one accumulator; nothing per window.
+// Accumulators past the end of a channels-first window run's tile: its quads of four positions
+// start where dx's do, up to three slots before the tile's first position, and end up to three
+// past its last (MaxScatterTiledBlock::write_quads).
+inline constexpr int kScatterQuadPad = 8;
+
+// Per tile position one accumulator; nothing per window. Every plan leaves room for the quads'
+// padding, whether it takes it or not.
 inline bool plan_max_scatter_tiled(const Problem& p, size_t accum_size, const MaxTileBudget& budget, MaxTileShape* plan) {
-  if (!shape_max_tiles(p, MaxTileBytes{0, accum_size}, budget, plan)) return false;
+  MaxTileBudget room = budget;
+  room.bytes -= kScatterQuadPad * accum_size;
+  if (!shape_max_tiles(p, MaxTileBytes{0, accum_size}, room, plan)) return false;
   // A tile read as one run of windows holds no more planes than its threads read in one round
   // trip, as max.gather.counted's: more planes would only wait for a second round in the same
   // block, where a second block could run it.
@@ -46,6 +54,7 @@ inline bool plan_max_scatter_tiled(const Problem& p, size_t accum_size, const Ma
       plan->bytes = plan->bytes / plan->planes * fit;
       plan->planes = fit;
     }
+    if (p.layout == Layout::channels_first) plan->bytes += kScatterQuadPad * accum_size;
   }
   return true;
 }
@@ -64,11 +73,14 @@ inline bool combines_along_w(const Problem& p) {
 }
 
 // The work of one block on one tile, as two phases for plan.threads cooperating threads.
-// Channels-last window runs of 1D and 2D problems read their lanes in packs (kLanePacks: one
-// window's lanes in one load of dy and one or two of the indices).
+// Channels-last window runs read one lane at a time: reading them in packs (MaxTileWalk's
+// kLanePacks, as max.gather.tiled does) was measured and dropped, SPPF CL f16 47.2 -> 60.5 us,
+// k3s1 CL f32 (32,192,28,28) 42.1 -> 57.8, k3s1 CL bf16 (32,256,14,14) 14.7 -> 17.8 (H200,
+// 2026-12-02, bench/results/2026-12-02_h200_scatter_quads.md): a warp then adds 32 consecutive
+// windows' lanes at once, which meet on the same positions' slots far more often.
 template <class T, class Idx, int A0, bool kLanes>
-struct MaxScatterTiledBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape, true> {
-  using Walk = MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape, true>;
+struct MaxScatterTiledBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape> {
+  using Walk = MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape>;
   using typename Walk::A;
   using Walk::plan;
   static constexpr int kPhases = 2;
@@ -81,19 +93,27 @@ struct MaxScatterTiledBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape, true
   bool combine = false;  // combines_along_w: lanes naming the same slot add once
 
   struct Frame : MaxTileOrigin<Idx> {
-    A* sum;  // per tile position and lane (walk_windows' slots): the dy of the windows naming it
+    A* sum;    // per tile position and lane (walk_windows' slots): the dy of the windows naming it
+    int lead;  // quads: the tile's first position within its quad of dx; sum starts that far into shared memory
   };
+
+  // Channels-first window runs go by quads (scatter_quads, write_quads).
+  PG_HD bool by_quads() const { return !kLanes && plan.window_run; }
 
   PG_HD Frame frame(Idx tile_id, unsigned char* smem) const {
     Frame f;
     static_cast<MaxTileOrigin<Idx>&>(f) = this->origin(tile_id);
-    f.sum = reinterpret_cast<A*>(smem);
+    f.lead = by_quads() ? static_cast<int>((f.outer0 * this->g.in_plane) % kQuad) : 0;
+    f.sum = reinterpret_cast<A*>(smem) + f.lead;
     return f;
   }
 
-  // Before the first tile: every sum zero (each tile's write leaves it so).
+  // Before the first tile: every sum zero, the quads' padding too (each tile's write leaves them
+  // so).
   PG_HD void start(const Frame& f, int tid) const {
-    for (int i = tid; i < plan.planes * plan.positions * plan.lanes; i += plan.threads) f.sum[i] = A(0);
+    A* slots = f.sum - f.lead;
+    const int n = plan.planes * plan.positions * plan.lanes + (by_quads() ? kScatterQuadPad : 0);
+    for (int i = tid; i < n; i += plan.threads) slots[i] = A(0);
   }
 
   // sum[named] += grad, atomically; named < 0: no add. With `combine`, on NVIDIA GPUs, the lanes
@@ -129,7 +149,7 @@ struct MaxScatterTiledBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape, true
   // Channels-first window runs: quads of four consecutive windows a thread (scatter_quads_as),
   // and the tile written back in quads of four positions (write_quads).
   PG_HD void phase(int i, const Frame& f, int tid) const {
-    const bool quads = !kLanes && plan.window_run;
+    const bool quads = by_quads();
     if (i == 0) {
       // Sums start from +0, as every variant's: a lone -0 dy gives +0.
       if (quads) return scatter_quads(f, tid);
@@ -241,9 +261,12 @@ struct MaxScatterTiledBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape, true
     }
   }
 
-  // The tile's positions [first, first + in_tensor) of dx, in the quads that hold them, each
-  // slot left zero for the next tile. The slots of planes past the tensor (a partial last group)
-  // are never added to, so they stay zero unwritten.
+  // The tile's positions [first, first + in_tensor) of dx, in the quads that hold them. Shared
+  // memory holds them shifted by the tile's lead, so that a quad's four slots are one aligned
+  // access too: one shared-memory read and one zeroing store a quad, where four slots a thread
+  // four apart met in the same bank four ways (GoogLeNet's k3s1 3% and AlexNet's k3s2 14% slower
+  // than one position a thread, H200, 2026-12-02). Every slot a quad holds is left zero for the
+  // next tile: those of other tiles' positions and the padding were zero and get no adds here.
   PG_HD void write_quads(const Frame& f, int tid) const {
     const Idx planes_left = this->grid.outer - f.outer0;
     const int in_tensor =
@@ -251,24 +274,16 @@ struct MaxScatterTiledBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape, true
     const Idx first = f.outer0 * this->g.in_plane;
     const Idx q0 = first / kQuad;
     const int quads = quad_count(first, in_tensor);
+    A* slots = f.sum - f.lead;  // slot kQuad * k + v: the tile's position kQuad * k + v - lead
     for (int k = tid; k < quads; k += plan.threads) {
       const Idx at = (q0 + k) * kQuad;
       const int s0 = static_cast<int>(at - first);
+      const Pack<A, kQuad> sum = load_pack<kQuad>(slots, kQuad * k);
+      store_pack<kQuad>(slots, kQuad * k, Pack<A, kQuad>{});
       Pack<T, kQuad> out;
-      bool whole = quad_access;
 #pragma unroll
-      for (int v = 0; v < kQuad; ++v) {
-        const int s = s0 + v;
-        const bool mine = s >= 0 && s < in_tensor;
-        whole = whole && mine;
-        A value = A(0);
-        if (mine) {
-          value = f.sum[s];
-          f.sum[s] = A(0);
-        }
-        out.v[v] = from_accum<T>(value);
-      }
-      if (whole) {
+      for (int v = 0; v < kQuad; ++v) out.v[v] = from_accum<T>(sum.v[v]);
+      if (quad_access && s0 >= 0 && s0 + kQuad <= in_tensor) {
         store_pack<kQuad>(this->dx, at, out);
       } else {
 #pragma unroll
