@@ -5,7 +5,8 @@ folder, the latest (by the date in its context) of each suite on each device. On
 record each variant's determinism (context "poolgrad_report" >= 2, written by `poolgrad bench`
 since the perf-db) are taken; while a results folder has none, the latest H100 report of each suite
 is. A report without a suite in its context is of the baseline suite; the held-out suite (fresh)
-and reports of some variants only (--variants, --variant, --contenders) are never sources. Meson runs it when it
+and reports of some variants only (--variants, --variant, --contenders) are never sources, nor are reports
+with benchmarks that --max-seconds left unrun (their rows lack some variants' times). Meson runs it when it
 configures; re-run `meson setup --reconfigure` after committing a new report.
 
 Usage: python3 bench/latest_reports.py bench/results
@@ -20,6 +21,8 @@ HELD_OUT = {"fresh"}
 # A report of some variants only (a filter, one variant, the contenders of another report) is not
 # a complete measurement of its rows.
 PARTIAL = re.compile(r"\s--(variants?|contenders)[\s=]")
+# What `poolgrad bench` records for a benchmark --max-seconds left unrun (bench/engine.cpp).
+UNRUN = "the time budget (--max-seconds) was spent"
 
 
 def main():
@@ -33,6 +36,8 @@ def main():
         if "benchmarks" not in doc:
             continue
         if not any(b.get("name", "").startswith(("max.", "avg.")) for b in doc["benchmarks"]):
+            continue
+        if any(b.get("error_occurred") and UNRUN in b.get("error_message", "") for b in doc["benchmarks"]):
             continue
         device, suite, date = ctx.get("device", ""), ctx.get("suite", "baseline"), ctx.get("date", "")
         if suite in HELD_OUT or PARTIAL.search(ctx.get("command", "")):
