@@ -200,17 +200,19 @@ struct MaxScatterTiledBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape> {
 
   // The run's windows [first, first + in_tensor) of the tensor, in the quads that hold them.
   PG_HD void scatter_quads(const Frame& f, int tid) const {
+    constexpr PlainDecode yes = PlainDecode::yes, no = PlainDecode::no;
     switch (this->g.index_type) {
-      case IndexType::i64: return scatter_quads_as<int64_t>(f, tid);
-      case IndexType::i32: return scatter_quads_as<int32_t>(f, tid);
-      default: return scatter_quads_as<uint8_t>(f, tid);
+      case IndexType::i64: return this->plain ? scatter_quads_as<int64_t, yes>(f, tid) : scatter_quads_as<int64_t, no>(f, tid);
+      case IndexType::i32: return this->plain ? scatter_quads_as<int32_t, yes>(f, tid) : scatter_quads_as<int32_t, no>(f, tid);
+      default: return scatter_quads_as<uint8_t, no>(f, tid);  // u8 indices are window-format, never plain
     }
   }
 
-  template <class I>
+  // kPlain fixed per loop: the decode of the other format is no code in it (its constants took
+  // registers and reloads under the 48-register cap).
+  template <class I, PlainDecode kPlain>
   PG_HD void scatter_quads_as(const Frame& f, int tid) const {
-    const Idx planes_left = this->grid.outer - f.outer0;
-    const int in_tensor = planes_left < plan.planes ? static_cast<int>(planes_left) * plan.windows : plan.planes * plan.windows;
+    const int in_tensor = this->planes_in_tensor(f) * plan.windows;
     const Idx first = f.outer0 * this->g.out_plane, total = this->grid.outer * this->g.out_plane;
     const Idx q0 = first / kQuad;
     const int quads = quad_count(first, in_tensor);
@@ -233,15 +235,19 @@ struct MaxScatterTiledBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape> {
       for (int j = 0; j < kQuadBatch; ++j) {
         const int k = k0 + j * plan.threads;
         if (k >= quads) break;
-        // Window v of the quad is the run's window s; -1: another tile's, or none named.
+        // Window v of the quad is the run's window s; -1: another tile's, or none named. The
+        // quad's first window in the tile is located once and the next ones stepped to: three
+        // windows of four without the two divisions of their coordinates.
         const int s0 = static_cast<int>((q0 + k) * kQuad - first);
+        auto at = this->run_window(s0 > 0 ? s0 : 0);
         int named[kQuad];
         A sum[kQuad];
 #pragma unroll
         for (int v = 0; v < kQuad; ++v) {
           const int s = s0 + v;
-          named[v] = s >= 0 && s < in_tensor ? this->named_in_run(f, s, static_cast<int64_t>(stored[j].v[v]), 0) : -1;
+          named[v] = s >= 0 && s < in_tensor ? this->template named_at<kPlain>(f, at, static_cast<int64_t>(stored[j].v[v]), 0) : -1;
           sum[v] = static_cast<A>(to_float(grad[j].v[v]));
+          if (s >= 0 && v + 1 < kQuad) this->next_window(at);
         }
         // A window naming the position its successor names hands its dy on: each run of the quad
         // adds once, at its last window.
@@ -268,9 +274,7 @@ struct MaxScatterTiledBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape> {
   // than one position a thread, H200, 2026-12-02). Every slot a quad holds is left zero for the
   // next tile: those of other tiles' positions and the padding were zero and get no adds here.
   PG_HD void write_quads(const Frame& f, int tid) const {
-    const Idx planes_left = this->grid.outer - f.outer0;
-    const int in_tensor =
-        planes_left < plan.planes ? static_cast<int>(planes_left) * plan.positions : plan.planes * plan.positions;
+    const int in_tensor = this->planes_in_tensor(f) * plan.positions;
     const Idx first = f.outer0 * this->g.in_plane;
     const Idx q0 = first / kQuad;
     const int quads = quad_count(first, in_tensor);
@@ -297,12 +301,9 @@ struct MaxScatterTiledBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape> {
 // Whether dy, the indices and dx of p lie aligned for one access per quad of max.scatter.tiled's
 // window runs (MaxScatterTiledBlock::quad_access).
 inline bool scatter_quad_access(const Problem& p, const BwdBuffers& b) {
-  const auto aligned = [](const void* ptr, size_t bytes) {
-    return reinterpret_cast<uintptr_t>(ptr) % std::min<size_t>(bytes, 16) == 0;
-  };
   const size_t quad = 4;
-  return aligned(b.dy, quad * dtype_size(p.dtype)) && aligned(b.dx, quad * dtype_size(p.dtype)) &&
-         aligned(b.indices, quad * index_type_size(p.index_type));
+  return aligned_to(b.dy, quad * dtype_size(p.dtype)) && aligned_to(b.dx, quad * dtype_size(p.dtype)) &&
+         aligned_to(b.indices, quad * index_type_size(p.index_type));
 }
 
 struct MaxScatterTiled : MaxVariant<MaxScatterTiled> {

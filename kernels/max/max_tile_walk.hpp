@@ -210,6 +210,9 @@ struct NamedDy {
   A grad;
 };
 
+// How a run's decode learns whether indices take the short plane-format path (MaxTileWalk::named_at).
+enum class PlainDecode { runtime, yes, no };
+
 // What every tiled max block holds and the steps they share. Plan derives from MaxTileShape. A0
 // is the first axis that is not trivially 1 (1 for 1D and 2D problems, whose slots then skip D's
 // arithmetic); kLanes: channels-last (lanes split off every slot index); kLanePacks: channels-last
@@ -259,6 +262,12 @@ struct MaxTileWalk {
       t.o0[a] = lo;
     }
     return t;
+  }
+
+  // How many of the planes of the tile at t lie in the tensor: plan.planes, fewer in the last tile.
+  PG_HD int planes_in_tensor(const MaxTileOrigin<Idx>& t) const {
+    const Idx left = grid.outer - t.outer0;
+    return left < plan.planes ? static_cast<int>(left) : plan.planes;
   }
 
   // Threads take columns (W position and lane: consecutive columns are consecutive addresses)
@@ -457,8 +466,7 @@ struct MaxTileWalk {
     constexpr int kBatch = kRunLoadBatch / 2 / V > 0 ? kRunLoadBatch / 2 / V : 1;
     const int L = plan.lanes;
     const int packs = plan.planes * plan.windows * L / V;
-    const Idx planes_left = grid.outer - t.outer0;
-    const int in_tensor = planes_left < plan.planes ? static_cast<int>(planes_left) * plan.windows : plan.planes * plan.windows;
+    const int in_tensor = planes_in_tensor(t) * plan.windows;
     const Idx first = t.outer0 * g.out_plane * grid.lanes_total + t.c0;
     const I* run_indices = static_cast<const I*>(indices) + first;
     const T* run_dy = dy + first;
@@ -500,24 +508,54 @@ struct MaxTileWalk {
     }
   }
 
-  // The tile position (plane * positions + its offset in the plane) that stored index v of the
-  // run's w-th window (channels-last: in lane `lane`) names; -1: none. A plane-format index of an
-  // undilated window is its position's offset in the plane, so the slot is the plane's first
-  // position plus v once v is checked to be a tap: no position coordinates are put back together.
-  PG_HD int named_in_run(const MaxTileOrigin<Idx>& t, int w, int64_t v, int lane) const {
-    Idx o[kAxes], r = w;
-    o[0] = 0;
+  // Where the run's w-th window lies: its plane in the tile and its window coordinates.
+  struct RunWindow {
+    Idx o[kAxes];
+    Idx plane;
+  };
+  PG_HD RunWindow run_window(int w) const {
+    RunWindow at;
+    Idx r = w;
+    at.o[0] = 0;
 #pragma unroll
     for (int a = kAxes - 1; a >= A0; --a) {
       const Idx next = g.out_div[a].div(r);
-      o[a] = r - next * g.out[a];
+      at.o[a] = r - next * g.out[a];
       r = next;
     }
-    const int first = static_cast<int>(r) * plan.positions;
-    if (!plain) {
+    at.plane = r;
+    return at;
+  }
+
+  // The run's next window: one step along W, carried into H, D and the plane; what run_window(w +
+  // 1) gives, without its divisions.
+  PG_HD void next_window(RunWindow& at) const {
+#pragma unroll
+    for (int a = kAxes - 1; a >= A0; --a) {
+      if (++at.o[a] < g.out[a]) return;
+      at.o[a] = 0;
+    }
+    ++at.plane;
+  }
+
+  // The tile position (plane * positions + its offset in the plane) that stored index v of the
+  // run's w-th window (channels-last: in lane `lane`) names; -1: none.
+  PG_HD int named_in_run(const MaxTileOrigin<Idx>& t, int w, int64_t v, int lane) const {
+    return named_at(t, run_window(w), v, lane);
+  }
+
+  // named_in_run for the window at w. A plane-format index of an undilated window (`plain`) is its
+  // position's offset in the plane, so the slot is the plane's first position plus v once v is
+  // checked to be a tap: no position coordinates are put back together. kPlain: whether that short
+  // path is taken, read from `plain` (runtime) or fixed for a loop specialised on it.
+  template <PlainDecode kPlain = PlainDecode::runtime>
+  PG_HD int named_at(const MaxTileOrigin<Idx>& t, const RunWindow& w, int64_t v, int lane) const {
+    const bool short_path = kPlain == PlainDecode::runtime ? plain : kPlain == PlainDecode::yes;
+    const int first = static_cast<int>(w.plane) * plan.positions;
+    if (!short_path) {
       Idx pos[kAxes];
-      const Idx nc = kLanes ? (t.outer0 + r) * g.c + t.c0 + lane : t.outer0 + r;
-      return decode_index_at<A0>(g, v, nc, o, pos) ? first + static_cast<int>(in_lin(g, pos)) : -1;
+      const Idx nc = kLanes ? (t.outer0 + w.plane) * g.c + t.c0 + lane : t.outer0 + w.plane;
+      return decode_index_at<A0>(g, v, nc, w.o, pos) ? first + static_cast<int>(in_lin(g, pos)) : -1;
     }
     if (static_cast<uint64_t>(v) >= static_cast<uint64_t>(g.in_plane)) return -1;
     Idx rest = static_cast<Idx>(v);
@@ -526,7 +564,7 @@ struct MaxTileWalk {
     for (int a = kAxes - 1; a >= A0; --a) {
       const Idx next = a > A0 ? g.in_div[a].div(rest) : Idx{0};
       const Idx q = rest - next * g.in[a];
-      tap = tap && static_cast<uint64_t>(q - (o[a] * g.s[a] - g.pb[a])) <= static_cast<uint64_t>(g.reach[a]);
+      tap = tap && static_cast<uint64_t>(q - (w.o[a] * g.s[a] - g.pb[a])) <= static_cast<uint64_t>(g.reach[a]);
       rest = next;
     }
     return tap ? first + static_cast<int>(v) : -1;
@@ -542,9 +580,7 @@ struct MaxTileWalk {
       // lanes).
       const int L = kLanes ? plan.lanes : 1;
       const int n = plan.planes * plan.positions * L;
-      const Idx planes_left = grid.outer - t.outer0;
-      const int in_tensor =
-          planes_left < plan.planes ? static_cast<int>(planes_left) * plan.positions : plan.planes * plan.positions;
+      const int in_tensor = planes_in_tensor(t) * plan.positions;
       T* run = dx + (kLanes ? t.outer0 * g.in_plane * grid.lanes_total + t.c0 : t.outer0 * g.in_plane);
       for (int s = tid; s < n; s += plan.threads) {
         const A v = value(s);
@@ -602,13 +638,16 @@ struct MaxTileWalk {
 // lane tile divides C (no pack is partly past C), and dy and the indices are aligned for a pack's
 // access. 1 otherwise (one lane at a time).
 inline constexpr int kLanePacks[] = {4, 2};
+
+// Whether ptr is aligned for one Pack of `bytes` (a Pack's alignment: its size, at most 16): the
+// lane packs here and max.scatter.tiled's quads.
+inline bool aligned_to(const void* ptr, size_t bytes) {
+  return reinterpret_cast<uintptr_t>(ptr) % (bytes < 16 ? bytes : 16) == 0;
+}
 inline int max_tile_lane_pack(const Problem& p, const MaxTileShape& plan, const BwdBuffers& b) {
   if (p.layout != Layout::channels_last || !plan.window_run || !leading_axis_trivial(p) || p.c % plan.lanes != 0) return 1;
-  const auto aligned = [](const void* ptr, int bytes) {
-    return reinterpret_cast<uintptr_t>(ptr) % static_cast<uintptr_t>(std::min(bytes, 16)) == 0;
-  };
   for (const int v : kLanePacks)
-    if (plan.lanes % v == 0 && aligned(b.dy, v * dtype_size(p.dtype)) && aligned(b.indices, v * index_type_size(p.index_type)))
+    if (plan.lanes % v == 0 && aligned_to(b.dy, v * dtype_size(p.dtype)) && aligned_to(b.indices, v * index_type_size(p.index_type)))
       return v;
   return 1;
 }
