@@ -473,44 +473,49 @@ TEST(MaxKernels, ScatterTiledCombinesLanesNamingOnePosition) {
   }
 }
 
-// max.scatter.tiled reads its channels-first window runs and writes their tiles in quads of four
-// elements, one access a quad where dy, the indices and dx are aligned for it
-// (scatter_quad_access), element by element where they are not. With every buffer one element
-// past its alignment, on integer data, dx is the oracle's exactly, for 64- and 32-bit indices.
-TEST(MaxKernels, ScatterTiledQuadsOnUnalignedBuffers) {
+// max.scatter.tiled and max.gather.counted read their channels-first window runs in quads of four
+// windows (scatter.tiled writes its tiles in quads of positions too), one access a quad where dy,
+// the indices and dx are aligned for it (window_quad_access), element by element where they are
+// not. With every buffer one element past its alignment, on integer data, dx is the oracle's
+// exactly, for 64- and 32-bit indices.
+TEST(MaxKernels, TiledQuadsOnUnalignedBuffers) {
   if (test::backend().kind() != BackendKind::cpu) GTEST_SKIP() << "drives the kernel directly on the host";
-  const Variant* v = find_variant("max.scatter.tiled");
-  ASSERT_NE(v, nullptr);
-  for (const IndexType t : {IndexType::i64, IndexType::i32}) {
-    Problem p = make(2, 2, 3, {7, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1});
-    p.index_type = t;
-    SCOPED_TRACE(to_string(p));
-    MaxTileShape plan;
-    ASSERT_TRUE(plan_max_scatter_tiled(p, 4, kMaxTiledCpuBudget, &plan));
-    ASSERT_TRUE(plan.window_run);
-    const Expected e = compute_expected(p, DataSpec{3, DataKind::ints});
-    const size_t out = static_cast<size_t>(p.out_elems()), in = static_cast<size_t>(p.in_elems());
-    std::vector<float> dy(1 + out), dx(1 + in, std::nanf(""));
-    std::vector<int64_t> i64(1 + out);
-    std::vector<int32_t> i32(1 + out);
-    for (size_t i = 0; i < out; ++i) {
-      dy[1 + i] = static_cast<float>(e.data.dy[i]);
-      i64[1 + i] = e.indices[i];
-      i32[1 + i] = static_cast<int32_t>(e.indices[i]);
+  for (const char* name : {"max.scatter.tiled", "max.gather.counted"}) {
+    const Variant* v = find_variant(name);
+    ASSERT_NE(v, nullptr);
+    for (const IndexType t : {IndexType::i64, IndexType::i32}) {
+      Problem p = make(2, 2, 3, {7, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1});
+      p.index_type = t;
+      SCOPED_TRACE(std::string(name) + " " + to_string(p));
+      MaxTileShape plan;
+      const bool planned = std::string(name) == "max.scatter.tiled" ? plan_max_scatter_tiled(p, 4, kMaxTiledCpuBudget, &plan)
+                                                                    : plan_max_counted(p, 4, kMaxTiledCpuBudget, &plan);
+      ASSERT_TRUE(planned);
+      ASSERT_TRUE(plan.window_run);
+      const Expected e = compute_expected(p, DataSpec{3, DataKind::ints});
+      const size_t out = static_cast<size_t>(p.out_elems()), in = static_cast<size_t>(p.in_elems());
+      std::vector<float> dy(1 + out), dx(1 + in, std::nanf(""));
+      std::vector<int64_t> i64(1 + out);
+      std::vector<int32_t> i32(1 + out);
+      for (size_t i = 0; i < out; ++i) {
+        dy[1 + i] = static_cast<float>(e.data.dy[i]);
+        i64[1 + i] = e.indices[i];
+        i32[1 + i] = static_cast<int32_t>(e.indices[i]);
+      }
+      BwdBuffers b;
+      b.dy = dy.data() + 1;
+      b.indices = t == IndexType::i64 ? static_cast<const void*>(i64.data() + 1) : static_cast<const void*>(i32.data() + 1);
+      b.dx = dx.data() + 1;
+      ASSERT_FALSE(window_quad_access(p, b));
+      v->launch_cpu(test::backend(), p, b);
+      int nonzero = 0;
+      for (size_t i = 0; i < in; ++i) {
+        ASSERT_EQ(static_cast<double>(dx[1 + i]), e.dx[i]) << "dx[" << i << "]";
+        nonzero += e.dx[i] != 0;
+      }
+      EXPECT_GT(nonzero, 0);
+      EXPECT_TRUE(std::isnan(dx[0])) << "a write before dx";
     }
-    BwdBuffers b;
-    b.dy = dy.data() + 1;
-    b.indices = t == IndexType::i64 ? static_cast<const void*>(i64.data() + 1) : static_cast<const void*>(i32.data() + 1);
-    b.dx = dx.data() + 1;
-    ASSERT_FALSE(scatter_quad_access(p, b));
-    v->launch_cpu(test::backend(), p, b);
-    int nonzero = 0;
-    for (size_t i = 0; i < in; ++i) {
-      ASSERT_EQ(static_cast<double>(dx[1 + i]), e.dx[i]) << "dx[" << i << "]";
-      nonzero += e.dx[i] != 0;
-    }
-    EXPECT_GT(nonzero, 0);
-    EXPECT_TRUE(std::isnan(dx[0])) << "a write before dx";
   }
 }
 

@@ -208,8 +208,27 @@ void expect_max_tile_shapes_reached(PlanFor plan_for, Own own, const std::vector
   expect_window_run_decodes(seen);
 }
 
+// The channels-first window runs read in quads of four windows (MaxTileWalk::walk_window_quads),
+// on the CPU's plan, where the fuzz runs: tiles whose run of windows starts mid-quad, a tensor
+// whose last quad of windows is partial, and windows overlapping along W (consecutive windows of
+// a quad that may name one position).
+void count_window_quads(const Problem& p, const MaxTileShape& cpu, Seen& seen) {
+  if (!cpu.window_run || p.layout != Layout::channels_first) return;
+  if (int64_t{cpu.planes} * p.out_plane() % 4 != 0) ++seen["quads: window runs that start mid-quad"];
+  if (p.n * p.c * p.out_plane() % 4 != 0) ++seen["quads: the tensor's last quad of windows partial"];
+  if (p.dilation[2] * (p.kernel[2] - 1) + 1 > p.stride[2]) ++seen["quads: windows overlapping along W"];
+}
+
 TEST(MaxCountedReach, TheFuzzDrawsEveryTileStructure) {
-  expect_max_tile_shapes_reached<MaxGatherCounted>(plan_max_counted, [](const Problem&, Seen&) {}, {});
+  expect_max_tile_shapes_reached<MaxGatherCounted>(
+      plan_max_counted,
+      [](const Problem& p, Seen& seen) {
+        MaxTileShape cpu;
+        ASSERT_TRUE(plan_max_counted(p, p.dtype == DType::f64 ? 8 : 4, kMaxTiledCpuBudget, &cpu)) << to_string(p);
+        count_window_quads(p, cpu, seen);
+      },
+      {"quads: window runs that start mid-quad", "quads: the tensor's last quad of windows partial",
+       "quads: windows overlapping along W"});
 }
 
 TEST(MaxScatterTiledReach, TheFuzzDrawsEveryTileStructure) {
@@ -218,16 +237,13 @@ TEST(MaxScatterTiledReach, TheFuzzDrawsEveryTileStructure) {
         // The combining runs on NVIDIA GPUs only, so on the GPU's plan, where the fuzz's planes are
         // whole-plane tiles read as one run. Its box walk (planes larger than a tile) is
         // MaxKernels.ScatterTiledCombinesLanesNamingOnePosition's.
-        // Its channels-first window runs in quads of four elements (max_scatter_tiled.hpp): tiles
-        // whose run of windows, or of positions, starts or ends mid-quad, and a tensor whose last
-        // quad of windows is partial. On the CPU's plan, where the fuzz runs.
+        // Its channels-first window runs in quads (count_window_quads), and their tiles written
+        // in quads of four positions: tiles whose run of positions starts mid-quad.
         MaxTileShape cpu;
         ASSERT_TRUE(plan_max_scatter_tiled(p, p.dtype == DType::f64 ? 8 : 4, kMaxTiledCpuBudget, &cpu)) << to_string(p);
-        if (cpu.window_run && p.layout == Layout::channels_first) {
-          if (int64_t{cpu.planes} * p.out_plane() % 4 != 0) ++seen["quads: window runs that start mid-quad"];
-          if (int64_t{cpu.planes} * p.in_plane() % 4 != 0) ++seen["quads: position runs that start mid-quad"];
-          if (p.n * p.c * p.out_plane() % 4 != 0) ++seen["quads: the tensor's last quad of windows partial"];
-        }
+        count_window_quads(p, cpu, seen);
+        if (cpu.window_run && p.layout == Layout::channels_first && int64_t{cpu.planes} * p.in_plane() % 4 != 0)
+          ++seen["quads: position runs that start mid-quad"];
         if (!combines_along_w(p)) return;
         MaxTileShape gpu;
         ASSERT_TRUE(plan_max_scatter_tiled(p, p.dtype == DType::f64 ? 8 : 4, kMaxTiledGpuBudget, &gpu)) << to_string(p);

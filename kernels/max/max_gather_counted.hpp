@@ -27,6 +27,13 @@
 // SPP k13 0.079 -> 0.072 ms, SPPF 0.127 -> 0.114, GoogLeNet's k3s1 0.124 -> 0.104. What bounds
 // SPP now is a block's critical path: one thread scans a listed position's covering box while
 // the block's other warps wait at the barrier.
+//
+// 2026-12-02 (bench/results/2026-12-02_h200_counted_quads.md, H200): channels-first window runs
+// read by quads of four windows (MaxTileWalk::walk_window_quads, as max.scatter.tiled reads them),
+// a quad stored with 16-byte stores and its run of windows naming one position counted once: SPP
+// k5/k9/k13 55.2/63.8/70.6 -> 51.7/58.9/64.4 us, (16,1024,13,13) k9s1p4 39.4 -> 33.7. The windows
+// kept as two arrays (slots, dy) instead of NamedDy were measured and dropped: the box scans'
+// second load cost 3-8% on most rows.
 #pragma once
 
 #include <algorithm>
@@ -40,6 +47,10 @@ namespace pg {
 
 // Shared memory beyond the per-window and per-position arrays: the count of listed positions.
 inline constexpr size_t kCountedBlockBytes = 16;
+// Window slots past the laid-out windows: up to 3 to round their count to a quad, 3 before the
+// tile's first window and 3 past its last that its end quads store (MaxCountedBlock::load_quads),
+// rounded up.
+inline constexpr int kCountedQuadPad = 12;
 
 // Per laid-out window: a NamedDy (the slot it names and its dy); per tile position: its count
 // and listing (ints) and its dx (the dy of its one window, or the sum of its several).
@@ -49,6 +60,15 @@ inline bool plan_max_counted(const Problem& p, size_t accum_size, const MaxTileB
   const size_t window = accum_size == 8 ? sizeof(NamedDy<double>) : sizeof(NamedDy<float>);
   const size_t position = 2 * sizeof(int) + accum_size;
   if (!shape_max_tiles(p, MaxTileBytes{window, position}, arrays, plan)) return false;
+  // Channels-first window runs are read by quads (MaxCountedBlock::by_quads), whose padding the
+  // tile is shaped again to leave room for; other tiles keep every byte (a tile 96 bytes smaller
+  // for all plans cost the resnet50 stem's box tiles 2%, H200, 2026-12-02).
+  size_t extra = kCountedBlockBytes;
+  if (plan->window_run && p.layout == Layout::channels_first) {
+    arrays.bytes -= kCountedQuadPad * window;
+    extra += kCountedQuadPad * window;
+    if (!shape_max_tiles(p, MaxTileBytes{window, position}, arrays, plan)) return false;
+  }
   // A tile read as one run of windows holds no more planes than its threads read in one round
   // trip. More planes (as many as the bytes allow) wait for a second round and leave fewer
   // blocks to a multiprocessor (H100, 2026-11-27: YOLO SPP k13 0.078 -> 0.072 ms, k9 0.072 ->
@@ -60,7 +80,7 @@ inline bool plan_max_counted(const Problem& p, size_t accum_size, const MaxTileB
       plan->planes = fit;
     }
   }
-  plan->bytes += kCountedBlockBytes;
+  plan->bytes += extra;
   return true;
 }
 
@@ -90,12 +110,22 @@ struct MaxCountedBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape> {
     int* listed;
   };
 
+  // Channels-first window runs are read by quads (load_quads); plan_max_counted left room for
+  // their padding.
+  PG_HD bool by_quads() const { return !kLanes && plan.window_run; }
+
+  // The windows start 16-byte aligned, for quads padded and shifted by the tile's lead, so that a
+  // quad's four slots are aligned 16-byte stores.
   PG_HD Frame frame(Idx tile_id, unsigned char* smem) const {
     Frame f;
     static_cast<MaxTileOrigin<Idx>&>(f) = this->origin(tile_id);
     const int windows = plan.planes * plan.windows * plan.lanes, positions = plan.planes * plan.positions * plan.lanes;
-    f.window = reinterpret_cast<NamedDy<A>*>(smem);
-    f.one = reinterpret_cast<A*>(f.window + windows);
+    const bool quads = by_quads();
+    const int room = quads ? (windows + Walk::kQuad - 1) / Walk::kQuad * Walk::kQuad + kCountedQuadPad - Walk::kQuad : windows;
+    const int lead = quads ? this->quad_lead(f) : 0;
+    NamedDy<A>* window = reinterpret_cast<NamedDy<A>*>(smem);
+    f.window = window + lead;
+    f.one = reinterpret_cast<A*>(window + room);
     f.count = reinterpret_cast<int*>(f.one + positions);
     f.shared = f.count + positions;
     f.listed = f.shared + positions;
@@ -115,15 +145,49 @@ struct MaxCountedBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape> {
   }
 
   // Phase 1: per laid-out window and lane, the position it names and its dy; per position, the
-  // count of windows naming it, the dy of the first to arrive (from zero, as every sum starts:
-  // a -0 dy gives +0), and the list of shared ones.
+  // count of windows naming it, the dy of its one window where one names it (from zero, as every
+  // sum starts: a -0 dy gives +0), and the list of shared ones.
   PG_HD void load(const Frame& f, int tid) const {
+    if (by_quads()) return load_quads(f, tid);
     this->walk_windows(f, tid, [&](int slot, int named, A grad) {
       f.window[slot] = NamedDy<A>{named, grad};
-      if (named < 0) return;
-      const int before = atomic_fetch_add(&f.count[named], 1);
-      if (before == 0) f.one[named] = A(0) + grad;
-      else if (before == 1) f.shared[atomic_fetch_add(f.listed, 1)] = named;
+      if (named >= 0) count(f, named, 1, grad);
+    });
+  }
+
+  // m more windows name position `named`; grad: the dy of the one where m is 1. The window that
+  // finds a count of 0 keeps its dy; the first to bring the count to 2 or more lists the position.
+  // Which does depends on the order of the adds, what they leave does not.
+  PG_HD void count(const Frame& f, int named, int m, A grad) const {
+    const int before = atomic_fetch_add(&f.count[named], m);
+    if (before == 0 && m == 1) f.one[named] = A(0) + grad;
+    if (before < 2 && before + m >= 2) f.shared[atomic_fetch_add(f.listed, 1)] = named;
+  }
+
+  // load for channels-first window runs, a quad of four windows a thread (walk_window_quads: one
+  // access of dy and one or two of the indices a quad, three windows of four located without
+  // divisions), each quad stored with 16-byte stores. The windows of a quad that name one
+  // position (consecutive along W: most of them on YOLO's SPP) count once.
+  // Slots outside the tile's windows (its end quads' other windows, -1) are padding or windows of
+  // no tensor's plane, which no sum reads.
+  PG_HD void load_quads(const Frame& f, int tid) const {
+    constexpr int Q = Walk::kQuad;
+    this->walk_window_quads(f, tid, [&](int s0, int (&named)[Q], A (&grad)[Q]) {
+      Pack<NamedDy<A>, Q> quad;
+#pragma unroll
+      for (int v = 0; v < Q; ++v) quad.v[v] = NamedDy<A>{named[v], grad[v]};
+      store_pack<Q>(f.window, s0, quad);
+      int run = 1;
+#pragma unroll
+      for (int v = 0; v < Q; ++v) {
+        if (named[v] < 0) continue;
+        if (v + 1 < Q && named[v + 1] == named[v]) {
+          ++run;
+          continue;
+        }
+        count(f, named[v], run, grad[v]);
+        run = 1;
+      }
     });
   }
 

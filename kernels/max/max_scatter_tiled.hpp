@@ -83,6 +83,7 @@ struct MaxScatterTiledBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape> {
   using Walk = MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape>;
   using typename Walk::A;
   using Walk::plan;
+  using Walk::kQuad;
   static constexpr int kPhases = 2;
   // With 32-bit index arithmetic, registers capped at 48 so that five blocks of 256 threads fit
   // a multiprocessor (uncapped, the combining body took 64: four blocks). Measured only together
@@ -146,7 +147,7 @@ struct MaxScatterTiledBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape> {
 #endif
   }
 
-  // Channels-first window runs: quads of four consecutive windows a thread (scatter_quads_as),
+  // Channels-first window runs: quads of four consecutive windows a thread (scatter_quads),
   // and the tile written back in quads of four positions (write_quads).
   PG_HD void phase(int i, const Frame& f, int tid) const {
     const bool quads = by_quads();
@@ -164,107 +165,25 @@ struct MaxScatterTiledBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape> {
     }
   }
 
-  // Quads: the tensor's elements [4q, 4q + 4) of dy and the indices (window quads) or of dx
-  // (position quads), counted from the tensor's start so that each is one aligned access
-  // (quad_access) where the buffers allow. A tile's run starts and ends where its planes do, mid-
-  // quad in general: the quads at its two ends are read by both tiles that share them, each
-  // taking its own windows, and written by both, each storing its own positions one at a time.
-  // Why: the one-window-a-thread walk (walk_window_run_as) spent ~170 thread instructions per
-  // window on YOLO's SPP k5 (ncu, H200, 2026-12-02): a scalar load of the index and one of dy
-  // (each with 64-bit address arithmetic), the decode, the warps' combining and a shared-memory
-  // add, which sm_90 runs as a compare-and-swap loop (no native float add to shared memory).
-  // A thread's four windows are consecutive along W, so where they name one position (often, for
-  // a window five or more strides wide) they are summed in registers before they add.
-  static constexpr int kQuad = 4;
-  static constexpr int kQuadBatch = 2;  // quads a thread reads before it decodes them: 8 windows in flight
-  bool quad_access = false;             // dy, the indices and dx aligned for one access a quad
-
-  // Quad `at` (its first element) of a buffer of `total` elements: one access where the quad
-  // lies in the buffer and quad_access holds, else element by element (0 past the end).
-  template <class E>
-  PG_HD Pack<E, kQuad> load_quad(const E* base, Idx at, Idx total) const {
-    // As differences: at + kQuad may pass Idx's range at a tensor's end.
-    if (quad_access && total - at >= kQuad) return load_pack<kQuad>(base, at);
-    Pack<E, kQuad> q{};
-#pragma unroll
-    for (int v = 0; v < kQuad; ++v)
-      if (v < total - at) q.v[v] = base[at + v];
-    return q;
-  }
-
-  // How many quads hold the elements [first, first + n) (in 64 bits: first + n + 3 may pass Idx's).
-  PG_HD static int quad_count(Idx first, int n) {
-    const int64_t begin = static_cast<int64_t>(first) / kQuad;
-    return static_cast<int>((static_cast<int64_t>(first) + n + kQuad - 1) / kQuad - begin);
-  }
-
-  // The run's windows [first, first + in_tensor) of the tensor, in the quads that hold them.
+  // Channels-first window runs: quads of four consecutive windows a thread (MaxTileWalk's
+  // walk_window_quads). A thread's four windows are consecutive along W, so where they name one
+  // position (often, for a window five or more strides wide) they are summed in registers before
+  // they add: each run of the quad adds once, at its last window; the quad's last run may go on
+  // in the next lanes' quads, and the warps' combining sees it.
   PG_HD void scatter_quads(const Frame& f, int tid) const {
-    constexpr PlainDecode yes = PlainDecode::yes, no = PlainDecode::no;
-    switch (this->g.index_type) {
-      case IndexType::i64: return this->plain ? scatter_quads_as<int64_t, yes>(f, tid) : scatter_quads_as<int64_t, no>(f, tid);
-      case IndexType::i32: return this->plain ? scatter_quads_as<int32_t, yes>(f, tid) : scatter_quads_as<int32_t, no>(f, tid);
-      default: return scatter_quads_as<uint8_t, no>(f, tid);  // u8 indices are window-format, never plain
-    }
-  }
-
-  // kPlain fixed per loop: the decode of the other format is no code in it (its constants took
-  // registers and reloads under the 48-register cap).
-  template <class I, PlainDecode kPlain>
-  PG_HD void scatter_quads_as(const Frame& f, int tid) const {
-    const int in_tensor = this->planes_in_tensor(f) * plan.windows;
-    const Idx first = f.outer0 * this->g.out_plane, total = this->grid.outer * this->g.out_plane;
-    const Idx q0 = first / kQuad;
-    const int quads = quad_count(first, in_tensor);
-    const I* indices = static_cast<const I*>(this->indices);
-    for (int k0 = tid; k0 < quads; k0 += kQuadBatch * plan.threads) {
-      Pack<I, kQuad> stored[kQuadBatch];
-      Pack<T, kQuad> grad[kQuadBatch];
+    this->walk_window_quads(f, tid, [&](int, int (&named)[kQuad], A (&sum)[kQuad]) {
 #pragma unroll
-      for (int j = 0; j < kQuadBatch; ++j) {
-        const int k = k0 + j * plan.threads;
-        stored[j] = Pack<I, kQuad>{};
-        grad[j] = Pack<T, kQuad>{};
-        if (k < quads) {
-          const Idx at = (q0 + k) * kQuad;
-          stored[j] = load_quad(indices, at, total);
-          grad[j] = load_quad(this->dy, at, total);
+      for (int v = 0; v + 1 < kQuad; ++v) {
+        if (named[v] >= 0 && named[v] == named[v + 1]) {
+          sum[v + 1] += sum[v];
+          named[v] = -1;
         }
       }
 #pragma unroll
-      for (int j = 0; j < kQuadBatch; ++j) {
-        const int k = k0 + j * plan.threads;
-        if (k >= quads) break;
-        // Window v of the quad is the run's window s; -1: another tile's, or none named. The
-        // quad's first window in the tile is located once and the next ones stepped to: three
-        // windows of four without the two divisions of their coordinates.
-        const int s0 = static_cast<int>((q0 + k) * kQuad - first);
-        auto at = this->run_window(s0 > 0 ? s0 : 0);
-        int named[kQuad];
-        A sum[kQuad];
-#pragma unroll
-        for (int v = 0; v < kQuad; ++v) {
-          const int s = s0 + v;
-          named[v] = s >= 0 && s < in_tensor ? this->template named_at<kPlain>(f, at, static_cast<int64_t>(stored[j].v[v]), 0) : -1;
-          sum[v] = static_cast<A>(to_float(grad[j].v[v]));
-          if (s >= 0 && v + 1 < kQuad) this->next_window(at);
-        }
-        // A window naming the position its successor names hands its dy on: each run of the quad
-        // adds once, at its last window.
-#pragma unroll
-        for (int v = 0; v + 1 < kQuad; ++v) {
-          if (named[v] >= 0 && named[v] == named[v + 1]) {
-            sum[v + 1] += sum[v];
-            named[v] = -1;
-          }
-        }
-#pragma unroll
-        for (int v = 0; v + 1 < kQuad; ++v)
-          if (named[v] >= 0) atomic_add(f.sum + named[v], sum[v]);
-        // The last run may go on in the next lanes' quads: the warps' combining sees it.
-        add(f.sum, named[kQuad - 1], sum[kQuad - 1]);
-      }
-    }
+      for (int v = 0; v + 1 < kQuad; ++v)
+        if (named[v] >= 0) atomic_add(f.sum + named[v], sum[v]);
+      add(f.sum, named[kQuad - 1], sum[kQuad - 1]);
+    });
   }
 
   // The tile's positions [first, first + in_tensor) of dx, in the quads that hold them. Shared
@@ -277,7 +196,7 @@ struct MaxScatterTiledBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape> {
     const int in_tensor = this->planes_in_tensor(f) * plan.positions;
     const Idx first = f.outer0 * this->g.in_plane;
     const Idx q0 = first / kQuad;
-    const int quads = quad_count(first, in_tensor);
+    const int quads = this->quad_count(first, in_tensor);
     A* slots = f.sum - f.lead;  // slot kQuad * k + v: the tile's position kQuad * k + v - lead
     for (int k = tid; k < quads; k += plan.threads) {
       const Idx at = (q0 + k) * kQuad;
@@ -287,7 +206,7 @@ struct MaxScatterTiledBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape> {
       Pack<T, kQuad> out;
 #pragma unroll
       for (int v = 0; v < kQuad; ++v) out.v[v] = from_accum<T>(sum.v[v]);
-      if (quad_access && s0 >= 0 && s0 + kQuad <= in_tensor) {
+      if (this->quad_access && s0 >= 0 && s0 + kQuad <= in_tensor) {
         store_pack<kQuad>(this->dx, at, out);
       } else {
 #pragma unroll
@@ -297,14 +216,6 @@ struct MaxScatterTiledBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape> {
     }
   }
 };
-
-// Whether dy, the indices and dx of p lie aligned for one access per quad of max.scatter.tiled's
-// window runs (MaxScatterTiledBlock::quad_access).
-inline bool scatter_quad_access(const Problem& p, const BwdBuffers& b) {
-  const size_t quad = 4;
-  return aligned_to(b.dy, quad * dtype_size(p.dtype)) && aligned_to(b.dx, quad * dtype_size(p.dtype)) &&
-         aligned_to(b.indices, quad * index_type_size(p.index_type));
-}
 
 struct MaxScatterTiled : MaxVariant<MaxScatterTiled> {
   static constexpr PoolTraits traits{
@@ -341,7 +252,6 @@ struct MaxScatterTiled : MaxVariant<MaxScatterTiled> {
         int64_t tiles;
         auto block = make_max_tile_block<MaxScatterTiledBlock<T, Idx, A0, kLanes == 1>>(p, plan, b, &tiles);
         block.combine = combines_along_w(p);
-        block.quad_access = scatter_quad_access(p, b);
         if (tiles > 0) run_max_tiles(ex, block, tiles);
       });
     });

@@ -570,6 +570,105 @@ struct MaxTileWalk {
     return tap ? first + static_cast<int>(v) : -1;
   }
 
+  // Quads: the tensor's elements [4q, 4q + 4) of dy and the indices (window quads) or of dx
+  // (position quads), counted from the tensor's start so that each is one aligned access
+  // (quad_access) where the buffers allow. A tile's run starts and ends where its planes do, mid-
+  // quad in general: the quads at its two ends are read by both tiles that share them, each
+  // taking its own windows, and written by both, each storing its own positions one at a time.
+  // Why: the one-window-a-thread walk (walk_window_run_as) spent ~170 thread instructions per
+  // window in max.scatter.tiled on YOLO's SPP k5 (ncu, H200, 2026-12-02): a scalar load of the
+  // index and one of dy, each with 64-bit address arithmetic, and the two divisions back to the
+  // window's coordinates, which a quad's later windows step to instead.
+  static constexpr int kQuad = 4;
+  static constexpr int kQuadBatch = 2;  // quads a thread reads before it decodes them: 8 windows in flight
+  bool quad_access = false;             // dy, the indices and dx aligned for one access a quad (window_quad_access)
+
+  // Quad `at` (its first element) of a buffer of `total` elements: one access where the quad
+  // lies in the buffer and quad_access holds, else element by element (0 past the end).
+  template <class E>
+  PG_HD Pack<E, kQuad> load_quad(const E* base, Idx at, Idx total) const {
+    // As differences: at + kQuad may pass Idx's range at a tensor's end.
+    if (quad_access && total - at >= kQuad) return load_pack<kQuad>(base, at);
+    Pack<E, kQuad> q{};
+#pragma unroll
+    for (int v = 0; v < kQuad; ++v)
+      if (v < total - at) q.v[v] = base[at + v];
+    return q;
+  }
+
+  // How many quads hold the elements [first, first + n) (in 64 bits: first + n + 3 may pass Idx's).
+  PG_HD static int quad_count(Idx first, int n) {
+    const int64_t begin = static_cast<int64_t>(first) / kQuad;
+    return static_cast<int>((static_cast<int64_t>(first) + n + kQuad - 1) / kQuad - begin);
+  }
+
+  // The tile's first run window within its quad: the windows of the tile at t are the tensor's
+  // [first, first + planes_in_tensor * windows), and its quads start `lead` windows before first.
+  PG_HD int quad_lead(const MaxTileOrigin<Idx>& t) const {
+    return static_cast<int>((t.outer0 * g.out_plane) % kQuad);
+  }
+
+  // walk_windows for channels-first window runs (plan.window_run, !kLanes), a quad a thread:
+  // visit(s0, named, grad) per quad, with s0 the run slot of its first window (-lead for the
+  // tile's first quad), named[v] and grad[v] window s0 + v's (named -1 for windows of other tiles
+  // or of no tensor's plane: slots outside [0, planes_in_tensor * windows)). named and grad are
+  // the visit's to change.
+  template <class Visit>
+  PG_HD void walk_window_quads(const MaxTileOrigin<Idx>& t, int tid, Visit&& visit) const {
+    constexpr PlainDecode yes = PlainDecode::yes, no = PlainDecode::no;
+    switch (g.index_type) {
+      case IndexType::i64: return plain ? walk_window_quads_as<int64_t, yes>(t, tid, visit) : walk_window_quads_as<int64_t, no>(t, tid, visit);
+      case IndexType::i32: return plain ? walk_window_quads_as<int32_t, yes>(t, tid, visit) : walk_window_quads_as<int32_t, no>(t, tid, visit);
+      default: return walk_window_quads_as<uint8_t, no>(t, tid, visit);  // u8 indices are window-format, never plain
+    }
+  }
+
+  // kPlain fixed per loop: the decode of the other format is no code in it (its constants took
+  // registers and reloads under max.scatter.tiled's 48-register cap).
+  template <class I, PlainDecode kPlain, class Visit>
+  PG_HD void walk_window_quads_as(const MaxTileOrigin<Idx>& t, int tid, Visit& visit) const {
+    const int in_tensor = planes_in_tensor(t) * plan.windows;
+    const Idx first = t.outer0 * g.out_plane, total = grid.outer * g.out_plane;
+    const Idx q0 = first / kQuad;
+    const int quads = quad_count(first, in_tensor);
+    const I* stored_at = static_cast<const I*>(indices);
+    for (int k0 = tid; k0 < quads; k0 += kQuadBatch * plan.threads) {
+      Pack<I, kQuad> stored[kQuadBatch];
+      Pack<T, kQuad> grad[kQuadBatch];
+#pragma unroll
+      for (int j = 0; j < kQuadBatch; ++j) {
+        const int k = k0 + j * plan.threads;
+        stored[j] = Pack<I, kQuad>{};
+        grad[j] = Pack<T, kQuad>{};
+        if (k < quads) {
+          const Idx at = (q0 + k) * kQuad;
+          stored[j] = load_quad(stored_at, at, total);
+          grad[j] = load_quad(dy, at, total);
+        }
+      }
+#pragma unroll
+      for (int j = 0; j < kQuadBatch; ++j) {
+        const int k = k0 + j * plan.threads;
+        if (k >= quads) break;
+        // Window v of the quad is the run's window s. The quad's first window in the tile is
+        // located once and the next ones stepped to: three windows of four without the two
+        // divisions of their coordinates.
+        const int s0 = static_cast<int>((q0 + k) * kQuad - first);
+        auto at = run_window(s0 > 0 ? s0 : 0);
+        int named[kQuad];
+        A sum[kQuad];
+#pragma unroll
+        for (int v = 0; v < kQuad; ++v) {
+          const int s = s0 + v;
+          named[v] = s >= 0 && s < in_tensor ? named_at<kPlain>(t, at, static_cast<int64_t>(stored[j].v[v]), 0) : -1;
+          sum[v] = static_cast<A>(to_float(grad[j].v[v]));
+          if (s >= 0 && v + 1 < kQuad) next_window(at);
+        }
+        visit(s0, named, sum);
+      }
+    }
+  }
+
   // The tile's positions to dx, coalesced: value(slot) is the position's dx in the accumulator
   // type (slots as walk_windows' named) and leaves the slot ready for the next tile. Called for
   // every slot of the tile, positions outside the tensor included.
@@ -652,6 +751,14 @@ inline int max_tile_lane_pack(const Problem& p, const MaxTileShape& plan, const 
   return 1;
 }
 
+// Whether dy, the indices and dx of p lie aligned for one access per quad of a channels-first
+// window run (MaxTileWalk::quad_access).
+inline bool window_quad_access(const Problem& p, const BwdBuffers& b) {
+  const size_t quad = 4;
+  return aligned_to(b.dy, quad * dtype_size(p.dtype)) && aligned_to(b.dx, quad * dtype_size(p.dtype)) &&
+         aligned_to(b.indices, quad * index_type_size(p.index_type));
+}
+
 // The walk's fields of a Block deriving from MaxTileWalk, for problem p and plan; *tiles: how
 // many tiles the grid has.
 template <class Block>
@@ -664,6 +771,7 @@ Block make_max_tile_block(const Problem& p, const decltype(Block::plan)& plan, c
   blk.grid = make_tile_grid<Idx>(p, plan.planes, plan.lanes, plan.tile, tiles);
   blk.plain = p.index_format == IndexFormat::plane && p.dilation[0] == 1 && p.dilation[1] == 1 && p.dilation[2] == 1;
   blk.lane_pack = Block::kReadsLanePacks ? max_tile_lane_pack(p, plan, b) : 1;
+  blk.quad_access = window_quad_access(p, b);
   for (int a = 0; a < kAxes; ++a) {
     Idx unused;
     covering(blk.g, a, Idx{0}, &blk.plane_o0[a], &unused);
