@@ -10,6 +10,7 @@
 #include <initializer_list>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tests/backend_main.hpp"
@@ -480,7 +481,10 @@ TEST(MaxKernels, ScatterTiledCombinesLanesNamingOnePosition) {
 // exactly, for 64- and 32-bit indices.
 TEST(MaxKernels, TiledQuadsOnUnalignedBuffers) {
   if (test::backend().kind() != BackendKind::cpu) GTEST_SKIP() << "drives the kernel directly on the host";
-  for (const char* name : {"max.scatter.tiled", "max.gather.counted"}) {
+  using PlanFor = bool (*)(const Problem&, size_t, const MaxTileBudget&, MaxTileShape*);
+  const std::pair<const char*, PlanFor> variants[] = {{"max.scatter.tiled", plan_max_scatter_tiled},
+                                                      {"max.gather.counted", plan_max_counted}};
+  for (const auto& [name, plan_for] : variants) {
     const Variant* v = find_variant(name);
     ASSERT_NE(v, nullptr);
     for (const IndexType t : {IndexType::i64, IndexType::i32}) {
@@ -488,9 +492,7 @@ TEST(MaxKernels, TiledQuadsOnUnalignedBuffers) {
       p.index_type = t;
       SCOPED_TRACE(std::string(name) + " " + to_string(p));
       MaxTileShape plan;
-      const bool planned = std::string(name) == "max.scatter.tiled" ? plan_max_scatter_tiled(p, 4, kMaxTiledCpuBudget, &plan)
-                                                                    : plan_max_counted(p, 4, kMaxTiledCpuBudget, &plan);
-      ASSERT_TRUE(planned);
+      ASSERT_TRUE(plan_for(p, 4, kMaxTiledCpuBudget, &plan));
       ASSERT_TRUE(plan.window_run);
       const Expected e = compute_expected(p, DataSpec{3, DataKind::ints});
       const size_t out = static_cast<size_t>(p.out_elems()), in = static_cast<size_t>(p.in_elems());
