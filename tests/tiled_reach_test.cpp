@@ -24,6 +24,9 @@
 // outside the window, C a whole number of packs or not; channels-first packs that cross planes.
 // max.gather.taps: slabs along each lead axis with a partial last one, whole planes several to a
 // tile with a partial last group, halos past both ends, 1D, 2D and 3D stencils.
+// max.direct.stored's keyed cells (max_reads.hpp, TapKeys): channels-last packs of lanes with
+// each index format, 1D, 2D and 3D, gaps between windows, dilated windows, and windows with taps
+// in the padding.
 // max.direct.rows: packs that cross rows, rows shorter than a pack, in-row packs within one
 // window's stride and across two (its decode-per-window path) and across more (its lane walk),
 // gaps between windows, dilated windows, windows wholly in the padding, a partial last window
@@ -43,6 +46,7 @@
 #include "kernels/avg/avg_gather_columns.hpp"
 #include "kernels/avg/avg_gather_planes.hpp"
 #include "kernels/avg/avg_gather_tiled.hpp"
+#include "kernels/max/max_direct.hpp"
 #include "kernels/max/max_direct_rows.hpp"
 #include "kernels/max/max_gather_counted.hpp"
 #include "kernels/max/max_gather_taps.hpp"
@@ -330,6 +334,35 @@ TEST(AvgBroadcastReach, TheFuzzDrawsEveryRunStructure) {
                   "channels-last, every position a tap", "channels-last, positions outside the window",
                   "channels-last, C a whole number of packs", "channels-last, C not a whole number of packs",
                   "channels-first, packs across planes", "channels-first, positions outside the window"});
+}
+
+TEST(MaxDirectKeysReach, TheFuzzDrawsEveryKeyedCell) {
+  Seen seen;
+  int cases = 0;
+  for (const Problem& p : fuzz_draws(Op::max, MaxDirectStored::domain())) {
+    if (!MaxDirectStored::supports(p).ok || p.n == 0) continue;
+    ++cases;
+    // dispatch_max's vector path: the fuzz's buffers are allocated aligned.
+    const int64_t lanes = 16 / dtype_size(p.dtype);
+    if (p.layout != Layout::channels_last || p.c % lanes != 0 || !uses_int32(p, IndexWidth::fit)) continue;
+    ++seen["keyed cells"];
+    ++seen[std::string("keyed cells, ") + index_format_name(p.index_format) + " indices"];
+    ++seen["keyed cells, " + std::to_string(p.dims) + "D"];
+    bool gaps = false, dilated = false, padded = false;
+    for (int a = kAxes - p.dims; a < kAxes; ++a) {
+      gaps = gaps || p.stride[a] > p.effective_kernel(a);
+      dilated = dilated || p.dilation[a] > 1;
+      padded = padded || p.pad_begin[a] > 0 || p.pad_end[a] > 0;
+    }
+    if (gaps) ++seen["keyed cells, gaps between windows"];
+    if (dilated) ++seen["keyed cells, dilated windows"];
+    if (padded) ++seen["keyed cells, taps in the padding"];
+  }
+  expect_reached(seen, cases,
+                 {"keyed cells", "keyed cells, plane indices", "keyed cells, global_row indices",
+                  "keyed cells, global_col indices", "keyed cells, window indices", "keyed cells, 1D", "keyed cells, 2D",
+                  "keyed cells, 3D", "keyed cells, gaps between windows", "keyed cells, dilated windows",
+                  "keyed cells, taps in the padding"});
 }
 
 TEST(MaxDirectRowsReach, TheFuzzDrawsEveryRowStructure) {

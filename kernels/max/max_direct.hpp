@@ -19,13 +19,14 @@ template <ArgmaxFrom S, class T, class Idx, int A0, int V>
 struct MaxDirectItem {
   MaxGeom<Idx> g;
   MaxReads<S, T, Idx> reads;
+  typename MaxReads<S, T, Idx>::template Keys<V> keys;
   T* dx;
 
   PG_HD void operator()(Idx e) const {
     const Site<Idx> st = locate_output<A0, V>(g, e);
     Idx winner[V];
-    const Pack<T, V> grad = reads.template winners_and_grad<A0, V>(g, st, winner);
-    write_cell<A0, V>(g, st, winner, grad, dx);
+    const Pack<T, V> grad = reads.template keys_and_grad<A0, V>(g, st, winner);
+    write_cell<A0, V>(g, st, keys, winner, grad, dx);
   }
 };
 
@@ -49,7 +50,8 @@ struct MaxDirect : MaxVariant<MaxDirect<S>> {
     require_supported<MaxDirect>(p);
     dispatch_max(p, width, {argmax_buffer<S>(b), b.dy, b.dx},
                  [&]<class T, class Idx, int A0, int V>() {
-      const MaxDirectItem<S, T, Idx, A0, V> item{make_max_geom<Idx>(p, V), MaxReads<S, T, Idx>::from(b),
+      const MaxGeom<Idx> g = make_max_geom<Idx>(p, V);
+      const MaxDirectItem<S, T, Idx, A0, V> item{g, MaxReads<S, T, Idx>::from(b), MaxReads<S, T, Idx>::template keys<V>(g),
                                                  static_cast<T*>(b.dx)};
       ex.template for_each<Idx>(p.out_elems() / V, item);
     });
