@@ -6,7 +6,7 @@ compares (every covering window of each position named by several), masked's add
 bit), and the iterations a warp of masked's write runs for its 32 consecutive positions (the most
 bits among them: the lanes of one warp wait for its most-named position). Then the same in warp
 iterations per element, a warp's being the most of its 32 lanes': counted's box scans (one
-position named by several windows a lane, in position order), the set bits of those positions
+position named by several windows a lane, a tile's in position order), the set bits of those positions
 (the lead of 2026-12-02: their masks instead of their boxes), the same positions of a tile's planes
 handed to warps sorted by their count of bits (lanes of a warp then wait for similar counts), and masked as landed
 (every position a lane).
@@ -65,7 +65,7 @@ def main():
     for name, shape, k, s, p, tile in ROWS:
         positions = named = several = scan = bits = warp = groups = 0
         scan_it = bits_it = sorted_it = 0
-        tile_counts = []
+        tile_listed = []
         for plane in range(2 if len(shape) == 3 else 40):
             count, box = plane_counts(rnd, shape, k, s, p)
             positions += len(count)
@@ -76,15 +76,15 @@ def main():
             for w in range(0, len(count), 32):
                 warp += max(count[w:w + 32])
                 groups += 1
-            listed = [f for f, c in enumerate(count) if c >= 2]
-            for g in range(0, len(listed), 32):
-                scan_it += max(box(f) for f in listed[g:g + 32])
-                bits_it += max(count[f] for f in listed[g:g + 32])
-            tile_counts += [count[f] for f in listed]
+            tile_listed += [(box(f), count[f]) for f, c in enumerate(count) if c >= 2]
             if (plane + 1) % tile == 0 or plane + 1 == (2 if len(shape) == 3 else 40):
-                by_count = sorted(tile_counts, reverse=True)
+                # A tile's listed positions in position order, as its threads take them.
+                for g in range(0, len(tile_listed), 32):
+                    scan_it += max(b for b, _ in tile_listed[g:g + 32])
+                    bits_it += max(c for _, c in tile_listed[g:g + 32])
+                by_count = sorted((c for _, c in tile_listed), reverse=True)
                 sorted_it += sum(by_count[g] for g in range(0, len(by_count), 32))
-                tile_counts = []
+                tile_listed = []
         print(f"| {name} | {100 * named / positions:.1f}% | {100 * several / positions:.1f}% | {scan / positions:.2f} | "
               f"{bits / positions:.2f} | {warp / groups:.1f} |")
         warps.append((name, scan_it / positions, bits_it / positions, sorted_it / positions, warp / positions))

@@ -23,9 +23,9 @@
 // Not yet timed on a GPU (2026-12-05: no device was lent). What the counts predict
 // (bench/probes/masked_work.py, bench/results/2026-12-05_cpu_masked.md): a warp's write runs as
 // many iterations as the most-named of its 32 positions, 0.5-0.9 per dx element on YOLO's SPP
-// against 0.1-0.45 for counted's compacted box scans, so masked should lose to counted there
-// unless counted's wait at its barrier, not its issue, is what bounds it. Its smaller arrays (a
-// window 4 bytes, a position 4 bytes a mask word; counted's 8 and 12) give 3D k3 tiles less halo.
+// against 0.08-0.18 for counted's compacted box scans, so masked should lose to counted there;
+// its smaller arrays (a window 4 bytes, a position 4 bytes a mask word; counted's 8 and 12) give
+// 3D k3 tiles less halo. Keep it only if a GPU measurement finds a row it wins.
 //
 // The CPU backend runs the same phases with emulated threads and a small budget
 // (kMaxTiledCpuBudget), so fuzz-sized problems span several tiles, planes and lane tiles, with
