@@ -269,24 +269,12 @@ struct MaxGatherCounted : MaxVariant<MaxGatherCounted> {
   }
 
   static Support supports(const Problem& p) {
-    MaxTileShape plan;
-    if (!plan_max_counted(p, p.dtype == DType::f64 ? 8 : 4, MaxTileBudget{kMaxTiledSmemBytes, 1, 1, 1, 1}, &plan))
-      return Support::no("window reach too large for a 48 KiB shared-memory tile");
-    return Support::yes();
+    return max_tile_support<MaxTileShape>(p, plan_max_counted, "window reach too large for a 48 KiB shared-memory tile");
   }
 
   template <class Exec>
   static void launch_with(const Exec& ex, const Problem& p, const BwdBuffers& b, IndexWidth width) {
-    dispatch_max<false>(p, width, {b.dy, b.indices, b.dx}, [&]<class T, class Idx, int A0, int V>() {
-      MaxTileShape plan;
-      const MaxTileBudget& budget = Exec::is_gpu ? kMaxTiledGpuBudget : kMaxTiledCpuBudget;
-      if (!plan_max_counted(p, sizeof(accum_t<T>), budget, &plan)) throw Error("max.gather.counted: no tile fits");
-      with_bit(p.layout == Layout::channels_last, [&]<int kLanes>() {
-        int64_t tiles;
-        const auto block = make_max_tile_block<MaxCountedBlock<T, Idx, A0, kLanes == 1>>(p, plan, b, &tiles);
-        if (tiles > 0) run_max_tiles(ex, block, tiles);
-      });
-    });
+    launch_max_tiles<MaxCountedBlock>(ex, p, b, width, traits.name, plan_max_counted, [](auto&) {});
   }
 };
 

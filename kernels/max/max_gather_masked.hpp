@@ -243,9 +243,11 @@ struct MaxGatherMasked : MaxVariant<MaxGatherMasked> {
   // Every window, layout, dtype, index format and type whose covering box holds at most 256
   // windows and whose one-position tile fits in shared memory (supports()). Sizes for the fuzz
   // as max.gather.counted's: several tiles with a partial last one along every axis, several
-  // planes per tile, C split into lane tiles.
+  // planes per tile, C split into lane tiles; a wide kernel on one axis in three draws, so that
+  // boxes of several mask words come up (1% of the draws at the default one in ten).
   static Domain domain() {
     Domain d;
+    d.wide_kernel_one_in = 3;
     d.reach[0] = 8;
     d.reach[1] = 14;
     d.reach[2] = 60;
@@ -256,24 +258,12 @@ struct MaxGatherMasked : MaxVariant<MaxGatherMasked> {
   static Support supports(const Problem& p) {
     int box[kAxes], bits;
     if (!masked_box(p, box, &bits)) return Support::no("window: a position's covering box holds more than 256 windows");
-    MaxMaskedShape plan;
-    if (!plan_max_masked(p, p.dtype == DType::f64 ? 8 : 4, MaxTileBudget{kMaxTiledSmemBytes, 1, 1, 1, 1}, &plan))
-      return Support::no("window reach too large for a 48 KiB shared-memory tile");
-    return Support::yes();
+    return max_tile_support<MaxMaskedShape>(p, plan_max_masked, "window reach too large for a 48 KiB shared-memory tile");
   }
 
   template <class Exec>
   static void launch_with(const Exec& ex, const Problem& p, const BwdBuffers& b, IndexWidth width) {
-    dispatch_max<false>(p, width, {b.dy, b.indices, b.dx}, [&]<class T, class Idx, int A0, int V>() {
-      MaxMaskedShape plan;
-      const MaxTileBudget& budget = Exec::is_gpu ? kMaxTiledGpuBudget : kMaxTiledCpuBudget;
-      if (!plan_max_masked(p, sizeof(accum_t<T>), budget, &plan)) throw Error("max.gather.masked: no tile fits");
-      with_bit(p.layout == Layout::channels_last, [&]<int kLanes>() {
-        int64_t tiles;
-        const auto block = make_max_tile_block<MaxMaskedBlock<T, Idx, A0, kLanes == 1>>(p, plan, b, &tiles);
-        if (tiles > 0) run_max_tiles(ex, block, tiles);
-      });
-    });
+    launch_max_tiles<MaxMaskedBlock>(ex, p, b, width, traits.name, plan_max_masked, [](auto&) {});
   }
 };
 

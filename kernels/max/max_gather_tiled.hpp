@@ -218,24 +218,12 @@ struct MaxGatherTiled : MaxVariant<MaxGatherTiled> {
   }
 
   static Support supports(const Problem& p) {
-    MaxTilePlan plan;
-    if (!plan_max_tiles(p, p.dtype == DType::f64 ? 8 : 4, MaxTileBudget{kMaxTiledSmemBytes, 1, 1, 1, 1}, &plan))
-      return Support::no("window reach too large for a 48 KiB shared-memory tile");
-    return Support::yes();
+    return max_tile_support<MaxTilePlan>(p, plan_max_tiles, "window reach too large for a 48 KiB shared-memory tile");
   }
 
   template <class Exec>
   static void launch_with(const Exec& ex, const Problem& p, const BwdBuffers& b, IndexWidth width) {
-    dispatch_max<false>(p, width, {b.dy, b.indices, b.dx}, [&]<class T, class Idx, int A0, int V>() {
-      MaxTilePlan plan;
-      const MaxTileBudget& budget = Exec::is_gpu ? kMaxTiledGpuBudget : kMaxTiledCpuBudget;
-      if (!plan_max_tiles(p, sizeof(accum_t<T>), budget, &plan)) throw Error("max.gather.tiled: no tile fits");
-      with_bit(p.layout == Layout::channels_last, [&]<int kLanes>() {
-        int64_t tiles;
-        const auto block = make_max_tile_block<MaxTiledBlock<T, Idx, A0, kLanes == 1>>(p, plan, b, &tiles);
-        if (tiles > 0) run_max_tiles(ex, block, tiles);
-      });
-    });
+    launch_max_tiles<MaxTiledBlock>(ex, p, b, width, traits.name, plan_max_tiles, [](auto&) {});
   }
 };
 

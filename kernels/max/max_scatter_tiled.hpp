@@ -236,25 +236,13 @@ struct MaxScatterTiled : MaxVariant<MaxScatterTiled> {
   }
 
   static Support supports(const Problem& p) {
-    MaxTileShape plan;
-    if (!plan_max_scatter_tiled(p, p.dtype == DType::f64 ? 8 : 4, MaxTileBudget{kMaxTiledSmemBytes, 1, 1, 1, 1}, &plan))
-      return Support::no("more than 2^24 windows cover one position");
-    return Support::yes();
+    return max_tile_support<MaxTileShape>(p, plan_max_scatter_tiled, "more than 2^24 windows cover one position");
   }
 
   template <class Exec>
   static void launch_with(const Exec& ex, const Problem& p, const BwdBuffers& b, IndexWidth width) {
-    dispatch_max<false>(p, width, {b.dy, b.indices, b.dx}, [&]<class T, class Idx, int A0, int V>() {
-      MaxTileShape plan;
-      const MaxTileBudget& budget = Exec::is_gpu ? kMaxTiledGpuBudget : kMaxTiledCpuBudget;
-      if (!plan_max_scatter_tiled(p, sizeof(accum_t<T>), budget, &plan)) throw Error("max.scatter.tiled: no tile fits");
-      with_bit(p.layout == Layout::channels_last, [&]<int kLanes>() {
-        int64_t tiles;
-        auto block = make_max_tile_block<MaxScatterTiledBlock<T, Idx, A0, kLanes == 1>>(p, plan, b, &tiles);
-        block.combine = combines_along_w(p);
-        if (tiles > 0) run_max_tiles(ex, block, tiles);
-      });
-    });
+    launch_max_tiles<MaxScatterTiledBlock>(ex, p, b, width, traits.name, plan_max_scatter_tiled,
+                                           [&](auto& block) { block.combine = combines_along_w(p); });
   }
 };
 

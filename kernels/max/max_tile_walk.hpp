@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "kernels/common/divider.hpp"
 #include "kernels/common/even_piece.hpp"
@@ -851,5 +852,33 @@ void run_max_tiles(const GpuExec& ex, const Block& block, int64_t tiles) {
 }
 
 #endif
+
+// supports() of a tiled variant: whether plan_for (the variant's plan function) finds a tile within
+// the GPU's shared memory; `why` says what rules the problem out when it does not.
+template <class Plan, class PlanFor>
+Support max_tile_support(const Problem& p, PlanFor plan_for, const char* why) {
+  Plan plan;
+  if (!plan_for(p, p.dtype == DType::f64 ? 8 : 4, MaxTileBudget{kMaxTiledSmemBytes, 1, 1, 1, 1}, &plan)) return Support::no(why);
+  return Support::yes();
+}
+
+// launch_with of a tiled variant named `name`: Block<T, Idx, A0, kLanes> over the tiles plan_for
+// shapes within the backend's budget, after setup(block) sets what the variant adds to the walk's
+// fields.
+template <template <class, class, int, bool> class Block, class Exec, class PlanFor, class Setup>
+void launch_max_tiles(const Exec& ex, const Problem& p, const BwdBuffers& b, IndexWidth width, const char* name,
+                      PlanFor plan_for, Setup setup) {
+  dispatch_max<false>(p, width, {b.dy, b.indices, b.dx}, [&]<class T, class Idx, int A0, int V>() {
+    decltype(Block<T, Idx, A0, false>::plan) plan;
+    const MaxTileBudget& budget = Exec::is_gpu ? kMaxTiledGpuBudget : kMaxTiledCpuBudget;
+    if (!plan_for(p, sizeof(accum_t<T>), budget, &plan)) throw Error(std::string(name) + ": no tile fits");
+    with_bit(p.layout == Layout::channels_last, [&]<int kLanes>() {
+      int64_t tiles;
+      auto block = make_max_tile_block<Block<T, Idx, A0, kLanes == 1>>(p, plan, b, &tiles);
+      setup(block);
+      if (tiles > 0) run_max_tiles(ex, block, tiles);
+    });
+  });
+}
 
 }  // namespace pg
