@@ -69,17 +69,7 @@ inline bool plan_max_counted(const Problem& p, size_t accum_size, const MaxTileB
     extra += kCountedQuadPad * window;
     if (!shape_max_tiles(p, MaxTileBytes{window, position}, arrays, plan)) return false;
   }
-  // A tile read as one run of windows holds no more planes than its threads read in one round
-  // trip. More planes (as many as the bytes allow) wait for a second round and leave fewer
-  // blocks to a multiprocessor (H100, 2026-11-27: YOLO SPP k13 0.078 -> 0.072 ms, k9 0.072 ->
-  // 0.066, GoogLeNet's k3s1 0.111 -> 0.104; bench/results/2026-11-27_counted_lean.md).
-  if (plan->window_run) {
-    const int fit = std::max(1, budget.threads * kRunLoadBatch / (plan->windows * plan->lanes));
-    if (fit < plan->planes) {
-      plan->bytes = plan->bytes / plan->planes * fit;
-      plan->planes = fit;
-    }
-  }
+  cap_planes_to_one_round(budget, plan);
   plan->bytes += extra;
   return true;
 }
@@ -259,14 +249,7 @@ struct MaxGatherCounted : MaxVariant<MaxGatherCounted> {
   // memory (supports()). Sizes for the fuzz as max.gather.tiled's: on the CPU backend's budget,
   // several tiles with a partial last one along every axis, several planes per tile, C split
   // into lane tiles.
-  static Domain domain() {
-    Domain d;
-    d.reach[0] = 8;
-    d.reach[1] = 14;
-    d.reach[2] = 60;
-    d.max_channels = 12;
-    return d;
-  }
+  static Domain domain() { return max_tile_domain(); }
 
   static Support supports(const Problem& p) {
     return max_tile_support<MaxTileShape>(p, plan_max_counted, "window reach too large for a 48 KiB shared-memory tile");

@@ -78,16 +78,7 @@ inline bool plan_max_masked(const Problem& p, size_t accum_size, const MaxTileBu
   MaxTileBudget arrays = budget;
   arrays.bytes -= q.rel_bytes;
   if (!shape_max_tiles(p, MaxTileBytes{accum_size, q.words * sizeof(uint32_t)}, arrays, &q)) return false;
-  // As max.gather.counted's: a tile read as one run of windows holds no more planes than its
-  // threads read in one round trip; more would wait for a second round where a second block
-  // could run them.
-  if (q.window_run) {
-    const int fit = std::max(1, budget.threads * kRunLoadBatch / (q.windows * q.lanes));
-    if (fit < q.planes) {
-      q.bytes = q.bytes / q.planes * fit;
-      q.planes = fit;
-    }
-  }
+  cap_planes_to_one_round(budget, &q);
   q.bytes += q.rel_bytes;
   *plan = q;
   return true;
@@ -99,15 +90,6 @@ PG_HD int lowest_bit(uint32_t m) {
   return __ffs(static_cast<int>(m)) - 1;
 #else
   return std::countr_zero(m);
-#endif
-}
-
-// *dst |= v on every backend, safe against concurrent ORs.
-PG_HD void atomic_or(uint32_t* dst, uint32_t v) {
-#if PG_DEVICE_PASS
-  atomicOr(dst, v);
-#else
-  std::atomic_ref<uint32_t>(*dst).fetch_or(v, std::memory_order_relaxed);
 #endif
 }
 
@@ -246,12 +228,8 @@ struct MaxGatherMasked : MaxVariant<MaxGatherMasked> {
   // planes per tile, C split into lane tiles; a wide kernel on one axis in three draws, so that
   // boxes of several mask words come up (1% of the draws at the default one in ten).
   static Domain domain() {
-    Domain d;
+    Domain d = max_tile_domain();
     d.wide_kernel_one_in = 3;
-    d.reach[0] = 8;
-    d.reach[1] = 14;
-    d.reach[2] = 60;
-    d.max_channels = 12;
     return d;
   }
 

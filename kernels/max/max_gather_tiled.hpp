@@ -208,14 +208,7 @@ struct MaxGatherTiled : MaxVariant<MaxGatherTiled> {
   // memory (supports()). Sizes for the fuzz: on the CPU backend's budget, several tiles with a
   // partial last one along every axis, several planes per tile, C split into lane tiles, bands
   // of several rows and bands of part of a row.
-  static Domain domain() {
-    Domain d;
-    d.reach[0] = 8;
-    d.reach[1] = 14;
-    d.reach[2] = 60;
-    d.max_channels = 12;
-    return d;
-  }
+  static Domain domain() { return max_tile_domain(); }
 
   static Support supports(const Problem& p) {
     return max_tile_support<MaxTilePlan>(p, plan_max_tiles, "window reach too large for a 48 KiB shared-memory tile");

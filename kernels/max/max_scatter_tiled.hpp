@@ -45,17 +45,8 @@ inline bool plan_max_scatter_tiled(const Problem& p, size_t accum_size, const Ma
   MaxTileBudget room = budget;
   room.bytes -= kScatterQuadPad * accum_size;
   if (!shape_max_tiles(p, MaxTileBytes{0, accum_size}, room, plan)) return false;
-  // A tile read as one run of windows holds no more planes than its threads read in one round
-  // trip, as max.gather.counted's: more planes would only wait for a second round in the same
-  // block, where a second block could run it.
-  if (plan->window_run) {
-    const int fit = std::max(1, budget.threads * kRunLoadBatch / (plan->windows * plan->lanes));
-    if (fit < plan->planes) {
-      plan->bytes = plan->bytes / plan->planes * fit;
-      plan->planes = fit;
-    }
-    if (p.layout == Layout::channels_first) plan->bytes += kScatterQuadPad * accum_size;
-  }
+  cap_planes_to_one_round(budget, plan);
+  if (plan->window_run && p.layout == Layout::channels_first) plan->bytes += kScatterQuadPad * accum_size;
   return true;
 }
 
@@ -226,12 +217,8 @@ struct MaxScatterTiled : MaxVariant<MaxScatterTiled> {
   // small planes read as one run of windows; one free axis in three a wide kernel, so that the
   // warps' combining (combines_along_w) comes up in a few percent of the GPU fuzz's cases.
   static Domain domain() {
-    Domain d;
+    Domain d = max_tile_domain();
     d.wide_kernel_one_in = 3;
-    d.reach[0] = 8;
-    d.reach[1] = 14;
-    d.reach[2] = 60;
-    d.max_channels = 12;
     return d;
   }
 

@@ -194,6 +194,19 @@ inline bool shape_max_tiles(const Problem& p, const MaxTileBytes& per, const Max
   return true;
 }
 
+// A tile read as one run of windows holds no more planes than its threads read in one round trip:
+// more planes would only wait for a second round in the same block, where a second block could run
+// them (H100, 2026-11-27: YOLO SPP k13 0.078 -> 0.072 ms, k9 0.072 -> 0.066, GoogLeNet's k3s1 0.111
+// -> 0.104; bench/results/2026-11-27_counted_lean.md).
+inline void cap_planes_to_one_round(const MaxTileBudget& budget, MaxTileShape* plan) {
+  if (!plan->window_run) return;
+  const int fit = std::max(1, budget.threads * kRunLoadBatch / (plan->windows * plan->lanes));
+  if (fit < plan->planes) {
+    plan->bytes = plan->bytes / plan->planes * fit;
+    plan->planes = fit;
+  }
+}
+
 // Where a tile lies: its first plane, lane and dx position, and its first laid-out window (the
 // first that can cover the tile).
 template <class Idx>
@@ -852,6 +865,17 @@ void run_max_tiles(const GpuExec& ex, const Block& block, int64_t tiles) {
 }
 
 #endif
+
+// The fuzz sizes every tiled variant draws on the CPU backend's budget: several tiles with a
+// partial last one along every axis, several planes per tile, C split into lane tiles.
+inline Domain max_tile_domain() {
+  Domain d;
+  d.reach[0] = 8;
+  d.reach[1] = 14;
+  d.reach[2] = 60;
+  d.max_channels = 12;
+  return d;
+}
 
 // supports() of a tiled variant: whether plan_for (the variant's plan function) finds a tile within
 // the GPU's shared memory; `why` says what rules the problem out when it does not.
