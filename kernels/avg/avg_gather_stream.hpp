@@ -42,10 +42,10 @@ struct AvgStreamBody {
   }
 
   template <int KD, int RY>
-  PG_HD void gather(const Slot* s, Acc (&ring)[KD][RY]) const {
+  PG_HD void gather(const Slot* s, int pitch, Acc (&ring)[KD][RY]) const {
     Acc w[RY + 2];
 #pragma unroll
-    for (int r = 0; r < RY + 2; ++r) w[r] = (s[r * kStreamPitch] + s[r * kStreamPitch + 1]) + s[r * kStreamPitch + 2];
+    for (int r = 0; r < RY + 2; ++r) w[r] = (s[r * pitch] + s[r * pitch + 1]) + s[r * pitch + 2];
 #pragma unroll
     for (int k = 0; k < RY; ++k) {
       const Acc box = (w[k] + w[k + 1]) + w[k + 2];

@@ -31,14 +31,14 @@
 
 namespace pg {
 
-inline constexpr int kStreamCols = 32;       // threads along W = dx columns per tile at most
-inline constexpr int kStreamThreadRows = 8;  // thread rows per block: 256 threads
+inline constexpr int kStreamCols = 32;       // dx columns per tile at most
+inline constexpr int kStreamThreadRows = 8;  // thread rows per block at most
 inline constexpr int kStreamRowsPerThread = 4;  // dx rows per thread, sharing 2 of 3 window rows
 inline constexpr int kStreamTileRows = kStreamThreadRows * kStreamRowsPerThread;
-inline constexpr int kStreamPitch = kStreamCols + 2;  // staged windows per row
-inline constexpr int kStreamSlots = (kStreamTileRows + 2) * kStreamPitch;
-inline constexpr int kStreamThreads = kStreamCols * kStreamThreadRows;
-// Staged windows one thread stages per plane: the same slots on every plane.
+inline constexpr int kStreamSlots = (kStreamTileRows + 2) * (kStreamCols + 2);  // staged windows per plane at most
+inline constexpr int kStreamThreads = kStreamCols * kStreamThreadRows;          // threads per block at most
+// Staged windows one thread stages per plane at most: a block has at least staged / this many
+// threads (make_stream_geom), so the fetched plane fits a fixed register array.
 inline constexpr int kStreamSlotsPerThread = (kStreamSlots + kStreamThreads - 1) / kStreamThreads;
 
 // True when p has the window shape the stream computes: per axis H, W kernel 3, stride 1, no
@@ -70,6 +70,11 @@ struct StreamGeom {
   Idx in_plane, out_plane;  // elements per (n, c) plane
   Idx chunk;                // dx planes per block along D
   int tile_h, tile_w;       // dx rows / columns per tile (<= 32 each)
+  int thread_rows;          // threads along H: tile_h / RY rounded up
+  int pitch;                // staged windows per row: tile_w + 2
+  int staged;               // staged windows per plane: (thread_rows * RY + 2) rows of pitch
+  int threads;              // per block: tile_w * thread_rows gather, all stage; a multiple of 32
+  Divider<int32_t> by_tile_w, by_pitch;
   Divider<Idx> tiles_w, tiles_h, chunks;
 
   PG_HD Idx out_offset(Idx outer, Idx od, Idx oh, Idx ow) const {
@@ -81,6 +86,9 @@ struct StreamGeom {
 // Tiles no wider than 32 and no taller than 32, split evenly (W = 56 is two tiles of 28, not
 // 32 + 24); D is cut into chunks only when the tiles alone would leave the GPU short of blocks
 // (each chunk re-stages the KD - 1 window planes before it).
+// A block has as many threads as its tile has columns times thread rows, rounded up to whole
+// warps: a 28 x 28 tile (I3D's and the 3D baseline's planes) runs 7 warps, not 8 of which 23%
+// of the lanes would gather nothing (H200, 2026-12-05, bench/results/2026-12-05_h200_stream_fit.md).
 template <class Idx>
 StreamGeom<Idx> make_stream_geom(const Problem& p, int64_t* blocks) {
   StreamGeom<Idx> g;
@@ -94,6 +102,13 @@ StreamGeom<Idx> make_stream_geom(const Problem& p, int64_t* blocks) {
   const int64_t tw = (p.in[2] + kStreamCols - 1) / kStreamCols, th = (p.in[1] + kStreamTileRows - 1) / kStreamTileRows;
   g.tile_w = static_cast<int>((p.in[2] + tw - 1) / tw);
   g.tile_h = static_cast<int>((p.in[1] + th - 1) / th);
+  g.thread_rows = (g.tile_h + kStreamRowsPerThread - 1) / kStreamRowsPerThread;
+  g.pitch = g.tile_w + 2;
+  g.staged = (g.thread_rows * kStreamRowsPerThread + 2) * g.pitch;
+  const int threads = std::max(g.tile_w * g.thread_rows, (g.staged + kStreamSlotsPerThread - 1) / kStreamSlotsPerThread);
+  g.threads = (threads + 31) / 32 * 32;
+  g.by_tile_w = Divider<int32_t>(g.tile_w);
+  g.by_pitch = Divider<int32_t>(g.pitch);
   constexpr int64_t kWantBlocks = 1024;
   const int64_t per_chunk = p.n * p.c * tw * th;
   const int64_t chunks = std::min<int64_t>(p.in[0], std::max<int64_t>(1, (kWantBlocks + per_chunk - 1) / std::max<int64_t>(per_chunk, 1)));
@@ -122,8 +137,8 @@ struct StreamSlot {
 //   Raw load(Idx outer, Idx od, const StreamSlot&) const;       loads only: no use of the values
 //   Slot finish(const Raw&, Idx outer, Idx od, const StreamSlot&, const Pre&) const;
 //   Slot empty() const;                                         a window that contributes nothing
-//   template <int KD, int RY> void gather(const Slot* s, Acc (&ring)[KD][RY]) const;
-//       s points at the thread's first window (row pitch kStreamPitch); ring[t][k] += the
+//   template <int KD, int RY> void gather(const Slot* s, int pitch, Acc (&ring)[KD][RY]) const;
+//       s points at the thread's first window (rows `pitch` apart); ring[t][k] += the
 //       contributions of this window plane to dx plane od - pad + t, row k of the thread
 //   void store(Idx at, Acc v) const;                            dx[at] = v
 template <class Body, class Idx, int KD>
@@ -136,6 +151,7 @@ struct StreamWalker {
 
   Idx outer, h0, w0, z_begin, z_end, od_first, od_last;
   int tx, ty, tid;
+  bool gathers;  // the thread owns dx rows of the tile (the others only stage)
   // Per slot only its offset in the output plane (-1: not a real window) and the body's
   // constants are kept; the rest of a StreamSlot is recomputed when needed (registers).
   Idx at[kStreamSlotsPerThread];
@@ -144,10 +160,11 @@ struct StreamWalker {
   Idx fetched;                     // which one
   Acc ring[KD][RY];
 
-  PG_HD void begin(const Body& body, const StreamGeom<Idx>& g, Idx block, int tx_, int ty_) {
-    tx = tx_;
-    ty = ty_;
-    tid = ty * kStreamCols + tx;
+  PG_HD void begin(const Body& body, const StreamGeom<Idx>& g, Idx block, int tid_) {
+    tid = tid_;
+    ty = g.by_tile_w.div(tid);
+    tx = tid - ty * g.tile_w;
+    gathers = ty < g.thread_rows;
     const Idx tile_w = g.tiles_w.mod(block);
     Idx rest = g.tiles_w.div(block);
     const Idx tile_h = g.tiles_h.mod(rest);
@@ -161,14 +178,14 @@ struct StreamWalker {
     // Window planes that reach dx planes [z_begin, z_end); those outside [0, out D) are empty.
     od_first = z_begin + g.pb[0] - (KD - 1);
     od_last = z_end - 1 + g.pb[0];
-    const int rows = g.tile_h + 2, cols = g.tile_w + 2;
 #pragma unroll
     for (int s = 0; s < kStreamSlotsPerThread; ++s) {
       at[s] = Idx{-1};
       StreamSlot<Idx> q = slot(g, s);
-      const int j = tid + s * kStreamThreads;
-      const int r = j / kStreamPitch, c = j - r * kStreamPitch;
-      q.inside = j < kStreamSlots && r < rows && c < cols && q.oh >= 0 && q.oh < g.out[1] && q.ow >= 0 && q.ow < g.out[2];
+      const int j = tid + s * g.threads;
+      const int r = g.by_pitch.div(j);
+      // Rows past the tile's last window row (up to a whole thread row) are staged empty.
+      q.inside = j < g.staged && r < g.tile_h + 2 && q.oh >= 0 && q.oh < g.out[1] && q.ow >= 0 && q.ow < g.out[2];
       q.at = q.inside ? q.oh * g.out[2] + q.ow : Idx{0};
       at[s] = q.inside ? q.at : Idx{-1};
       pre[s] = body.prepare(q);
@@ -181,8 +198,8 @@ struct StreamWalker {
 
   // Slot s of this thread: staged window j = tid + s * threads, row j / pitch, column j % pitch.
   PG_HD StreamSlot<Idx> slot(const StreamGeom<Idx>& g, int s) const {
-    const int j = tid + s * kStreamThreads;
-    const int r = j / kStreamPitch, c = j - r * kStreamPitch;
+    const int j = tid + s * g.threads;
+    const int r = g.by_pitch.div(j), c = j - r * g.pitch;
     StreamSlot<Idx> q;
     q.oh = h0 + g.pb[1] - 2 + r;
     q.ow = w0 + g.pb[2] - 2 + c;
@@ -207,8 +224,8 @@ struct StreamWalker {
     const bool plane_inside = od >= 0 && od < g.out[0];
 #pragma unroll
     for (int s = 0; s < kStreamSlotsPerThread; ++s) {
-      const int j = tid + s * kStreamThreads;
-      if (j < kStreamSlots)
+      const int j = tid + s * g.threads;
+      if (j < g.staged)
         buf[j] = plane_inside && at[s] >= 0 ? body.finish(raw[s], outer, od, slot(g, s), pre[s]) : body.empty();
     }
   }
@@ -230,9 +247,10 @@ struct StreamWalker {
   // Adds window plane od (staged in buf) to the ring, stores the dx plane it completes (od -
   // pad along D), and slides the ring.
   PG_HD void step(const Body& body, const StreamGeom<Idx>& g, Idx od, const Slot* buf) {
-    body.template gather<KD, RY>(buf + ty * RY * kStreamPitch + tx, ring);
+    if (!gathers) return;
+    body.template gather<KD, RY>(buf + ty * RY * g.pitch + tx, g.pitch, ring);
     const Idx z = od - g.pb[0];
-    if (z >= z_begin && z < z_end && tx < g.tile_w) {
+    if (z >= z_begin && z < z_end) {
 #pragma unroll
       for (int k = 0; k < RY; ++k) {
         const int ly = ty * RY + k;
@@ -258,9 +276,8 @@ struct StreamOnCpu {
   void operator()(Idx block) const {
     using Walker = StreamWalker<Body, Idx, KD>;
     std::vector<typename Body::Slot> buf(2 * kStreamSlots);
-    std::vector<Walker> threads(kStreamThreads);
-    for (int ty = 0; ty < kStreamThreadRows; ++ty)
-      for (int tx = 0; tx < kStreamCols; ++tx) threads[ty * kStreamCols + tx].begin(body, g, block, tx, ty);
+    std::vector<Walker> threads(g.threads);
+    for (int tid = 0; tid < g.threads; ++tid) threads[tid].begin(body, g, block, tid);
     const Walker& w0 = threads[0];
     for (auto& t : threads) t.prologue(body, g, buf.data());
     for (Idx od = w0.od_first; od <= w0.od_last; ++od) {
@@ -276,12 +293,16 @@ struct StreamOnCpu {
 
 #if PG_GPU_COMPILER
 
+// With 32-bit index arithmetic, four blocks of up to 256 threads: 64 registers, no spills. Left
+// free, nvcc gave the 3D max body 80 once blocks took their thread count from the tile (three
+// blocks of 224 threads on a 28 x 28 tile). The 64-bit bodies would spill hundreds of bytes under
+// the cap and keep the thread bound only.
 template <class Body, class Idx, int KD>
-__global__ void __launch_bounds__(kStreamThreads) plane_stream_kernel(Body body, StreamGeom<Idx> g, Idx blocks) {
+__global__ void PG_LAUNCH_BOUNDS(kStreamThreads, sizeof(Idx) == 4 ? 4 : 0) plane_stream_kernel(Body body, StreamGeom<Idx> g, Idx blocks) {
   __shared__ typename Body::Slot buf[2][kStreamSlots];
   for (Idx block = blockIdx.x; block < blocks; block += gridDim.x) {
     StreamWalker<Body, Idx, KD> w;
-    w.begin(body, g, block, threadIdx.x, threadIdx.y);
+    w.begin(body, g, block, threadIdx.x);
     w.prologue(body, g, buf[0]);
     __syncthreads();
     for (Idx od = w.od_first; od <= w.od_last; ++od) {
@@ -312,7 +333,7 @@ void launch_plane_stream(const GpuExec& ex, const Problem& p, const Body& body) 
   const StreamGeom<Idx> g = make_stream_geom<Idx>(p, &blocks);
   if (blocks == 0) return;
   const unsigned grid = static_cast<unsigned>(std::min<int64_t>(blocks, int64_t{1} << 20));
-  plane_stream_kernel<Body, Idx, KD><<<grid, dim3(kStreamCols, kStreamThreadRows), 0, ex.stream>>>(body, g, static_cast<Idx>(blocks));
+  plane_stream_kernel<Body, Idx, KD><<<grid, g.threads, 0, ex.stream>>>(body, g, static_cast<Idx>(blocks));
   PG_LAUNCH_CHECK("plane_stream_kernel");
 }
 #endif

@@ -72,12 +72,12 @@ struct MaxStreamBody {
   }
 
   template <int KD, int RY>
-  PG_HD void gather(const Slot* s, Acc (&ring)[KD][RY]) const {
+  PG_HD void gather(const Slot* s, int pitch, Acc (&ring)[KD][RY]) const {
 #pragma unroll
     for (int r = 0; r < RY + 2; ++r)
 #pragma unroll
       for (int b = 0; b < 3; ++b) {
-        const Slot w = s[r * kStreamPitch + b];
+        const Slot w = s[r * pitch + b];
 #pragma unroll
         for (int k = 0; k < RY; ++k) {
           const int a = r - k;  // window row offset from dx row k's first covering window
