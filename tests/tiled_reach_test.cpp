@@ -15,10 +15,6 @@
 // max.gather.counted and max.scatter.tiled: the same tiles, planes and lanes, whole-plane tiles
 // and window runs; for max.scatter.tiled also warps that combine their adds (on the GPU's plan)
 // and its quads: runs of windows and of positions that start mid-quad, a partial last quad.
-// max.scatter.ordered: on the CPU's caps, several tiles along H and W and runs of D planes, each
-// with a partial last one, a ring of dx planes reused within a run, D strides past the kernel
-// (planes no window reaches), dilated D windows, window boxes wider than their tile (a halo) and
-// boxes clipped at a plane's edge (laid-out columns past them), 1D and 2D problems and 3D ones.
 // avg.gather.planes: several blocks with a partial last one, several planes per block, each of its
 // sums (runs with the kernel of 3 unrolled, runs of any kernel up to 8, per element with and
 // without the unrolled tap loop), a partial last run, and both divisor paths.
@@ -40,7 +36,6 @@
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <initializer_list>
 #include <iostream>
@@ -59,7 +54,6 @@
 #include "kernels/max/max_gather_masked.hpp"
 #include "kernels/max/max_gather_taps.hpp"
 #include "kernels/max/max_gather_tiled.hpp"
-#include "kernels/max/max_scatter_ordered.hpp"
 #include "kernels/max/max_scatter_tiled.hpp"
 
 namespace pg {
@@ -288,41 +282,6 @@ TEST(MaxScatterTiledReach, TheFuzzDrawsEveryTileStructure) {
       },
       {"warps combine adds, windows read as one run (GPU plan)", "quads: window runs that start mid-quad",
        "quads: position runs that start mid-quad", "quads: the tensor's last quad of windows partial"});
-}
-
-TEST(MaxScatterOrderedReach, TheFuzzDrawsEveryTileStructure) {
-  Seen seen;
-  int cases = 0;
-  for (const Problem& p : fuzz_draws(Op::max, MaxScatterOrdered::domain())) {
-    if (!MaxScatterOrdered::supports(p).ok || p.n == 0 || p.c == 0) continue;
-    ++cases;
-    OrderedShape<int64_t> s;
-    ASSERT_TRUE(plan_max_ordered(p, p.dtype == DType::f64 ? 8 : 4, kOrderedCpuCaps, &s)) << to_string(p);
-    const int64_t tiles_h = (p.in[1] + s.th - 1) / s.th, tiles_w = (p.in[2] + s.tw - 1) / s.tw;
-    const int64_t chunks = (p.in[0] + s.chunk - 1) / s.chunk;
-    if (tiles_h > 1 && tiles_h * s.th > p.in[1]) ++seen["several tiles along H, the last partial"];
-    if (tiles_w > 1 && tiles_w * s.tw > p.in[2]) ++seen["several tiles along W, the last partial"];
-    if (chunks > 1 && chunks * s.chunk > p.in[0]) ++seen["several runs of D planes, the last partial"];
-    if (s.chunk > s.ring) ++seen["a ring of dx planes reused within a run"];
-    if (p.stride[0] > p.effective_kernel(0)) ++seen["D strides past the kernel"];
-    if (p.dilation[0] > 1) ++seen["dilated D windows"];
-    if (s.box_w > s.tw || s.box_rows > s.th) ++seen["window boxes wider than their tile"];
-    bool clipped = false;
-    for (int64_t w0 = 0; w0 < p.in[2]; w0 += s.tw) {
-      const int64_t w1 = std::min<int64_t>(w0 + s.tw, p.in[2]) - 1;
-      const int64_t first = w0 + p.pad_begin[2] - p.dilation[2] * (p.kernel[2] - 1);
-      const int64_t lo = first <= 0 ? 0 : (first + p.stride[2] - 1) / p.stride[2];
-      const int64_t hi = std::min<int64_t>(p.out[2] - 1, (w1 + p.pad_begin[2]) / p.stride[2]);
-      clipped = clipped || hi - lo + 1 < s.box_w;
-    }
-    if (clipped) ++seen["window boxes narrower than laid out"];
-    ++seen[p.dims == 3 ? "3D problems" : "1D and 2D problems"];
-  }
-  expect_reached(seen, cases,
-                 {"several tiles along H, the last partial", "several tiles along W, the last partial",
-                  "several runs of D planes, the last partial", "a ring of dx planes reused within a run",
-                  "D strides past the kernel", "dilated D windows", "window boxes wider than their tile",
-                  "window boxes narrower than laid out", "3D problems", "1D and 2D problems"});
 }
 
 // The run paths take stride-1 W axes only (about one draw in five), and the per-element sum of

@@ -40,6 +40,9 @@ inline constexpr int kStreamThreads = kStreamCols * kStreamThreadRows;          
 // Staged windows one thread stages per plane at most: a block has at least staged / this many
 // threads (make_stream_geom), so the fetched plane fits a fixed register array.
 inline constexpr int kStreamSlotsPerThread = (kStreamSlots + kStreamThreads - 1) / kStreamThreads;
+inline constexpr int kStreamPitch = kStreamCols + 2;  // staged windows per row in the fixed layout
+// Gathering threads up to which a 3D walk fits its block to the tile (StreamGeom::fit).
+inline constexpr int kStreamFitThreads = 160;
 
 // True when p has the window shape the stream computes: per axis H, W kernel 3, stride 1, no
 // dilation, padding 0 or 1 each side; D the same, or kernel 1 without padding (2D and 1D-free
@@ -74,6 +77,10 @@ struct StreamGeom {
   int pitch;                // staged windows per row: tile_w + 2
   int staged;               // staged windows per plane: (thread_rows * RY + 2) rows of pitch
   int threads;              // per block: tile_w * thread_rows gather, all stage; a multiple of 32
+  // The block fitted to the tile (threads, pitch and staged as above), or the fixed layout: 32 x 8
+  // threads over a 34-wide staging pitch (kStreamPitch, kStreamSlots), whose constant offsets the
+  // gathers of large 3D tiles run faster on.
+  bool fit;
   Divider<int32_t> by_tile_w, by_pitch;
   Divider<Idx> tiles_w, tiles_h, chunks;
 
@@ -86,9 +93,12 @@ struct StreamGeom {
 // Tiles no wider than 32 and no taller than 32, split evenly (W = 56 is two tiles of 28, not
 // 32 + 24); D is cut into chunks only when the tiles alone would leave the GPU short of blocks
 // (each chunk re-stages the KD - 1 window planes before it).
-// A block has as many threads as its tile has columns times thread rows, rounded up to whole
-// warps: a 28 x 28 tile (I3D's and the 3D baseline's planes) runs 7 warps, not 8 of which 23%
-// of the lanes would gather nothing (H200, 2026-12-05, bench/results/2026-12-05_h200_stream_fit.md).
+// A block fitted to its tile has as many threads as the tile has columns times thread rows,
+// rounded up to whole warps: an 18 x 18 tile runs 3 warps, not 8 of which 5 would gather nothing
+// (H100, 2026-12-05, bench/results/2026-12-05_h100_stream_fit.md: 3D tiles of 18-23 columns
+// 1.14-1.74x, 2D rows 1.15x for max and 1.86x for avg). 3D walks of more gathering threads than
+// kStreamFitThreads keep the fixed layout: fitted, a 28 x 28 tile and a 32 x 32 one ran 0.90x
+// (fewer warps, and runtime pitch and slot arithmetic on every plane).
 template <class Idx>
 StreamGeom<Idx> make_stream_geom(const Problem& p, int64_t* blocks) {
   StreamGeom<Idx> g;
@@ -106,7 +116,12 @@ StreamGeom<Idx> make_stream_geom(const Problem& p, int64_t* blocks) {
   g.pitch = g.tile_w + 2;
   g.staged = (g.thread_rows * kStreamRowsPerThread + 2) * g.pitch;
   const int threads = std::max(g.tile_w * g.thread_rows, (g.staged + kStreamSlotsPerThread - 1) / kStreamSlotsPerThread);
-  g.threads = (threads + 31) / 32 * 32;
+  g.fit = p.kernel[0] == 1 || g.tile_w * g.thread_rows <= kStreamFitThreads;
+  g.threads = g.fit ? (threads + 31) / 32 * 32 : kStreamThreads;
+  if (!g.fit) {
+    g.pitch = kStreamPitch;
+    g.staged = kStreamSlots;
+  }
   g.by_tile_w = Divider<int32_t>(g.tile_w);
   g.by_pitch = Divider<int32_t>(g.pitch);
   constexpr int64_t kWantBlocks = 1024;
@@ -141,7 +156,7 @@ struct StreamSlot {
 //       s points at the thread's first window (rows `pitch` apart); ring[t][k] += the
 //       contributions of this window plane to dx plane od - pad + t, row k of the thread
 //   void store(Idx at, Acc v) const;                            dx[at] = v
-template <class Body, class Idx, int KD>
+template <class Body, class Idx, int KD, bool kFit>
 struct StreamWalker {
   using Raw = typename Body::Raw;
   using Slot = typename Body::Slot;
@@ -160,11 +175,31 @@ struct StreamWalker {
   Idx fetched;                     // which one
   Acc ring[KD][RY];
 
+  // The layout's sizes: compile-time constants in the fixed one.
+  PG_HD static int pitch(const StreamGeom<Idx>& g) {
+    if constexpr (kFit) return g.pitch;
+    else return kStreamPitch;
+  }
+  PG_HD static int threads(const StreamGeom<Idx>& g) {
+    if constexpr (kFit) return g.threads;
+    else return kStreamThreads;
+  }
+  PG_HD static int staged(const StreamGeom<Idx>& g) {
+    if constexpr (kFit) return g.staged;
+    else return kStreamSlots;
+  }
+
   PG_HD void begin(const Body& body, const StreamGeom<Idx>& g, Idx block, int tid_) {
     tid = tid_;
-    ty = g.by_tile_w.div(tid);
-    tx = tid - ty * g.tile_w;
-    gathers = ty < g.thread_rows;
+    if constexpr (kFit) {
+      ty = g.by_tile_w.div(tid);
+      tx = tid - ty * g.tile_w;
+      gathers = ty < g.thread_rows;
+    } else {
+      ty = tid / kStreamCols;
+      tx = tid - ty * kStreamCols;
+      gathers = true;
+    }
     const Idx tile_w = g.tiles_w.mod(block);
     Idx rest = g.tiles_w.div(block);
     const Idx tile_h = g.tiles_h.mod(rest);
@@ -182,10 +217,12 @@ struct StreamWalker {
     for (int s = 0; s < kStreamSlotsPerThread; ++s) {
       at[s] = Idx{-1};
       StreamSlot<Idx> q = slot(g, s);
-      const int j = tid + s * g.threads;
-      const int r = g.by_pitch.div(j);
-      // Rows past the tile's last window row (up to a whole thread row) are staged empty.
-      q.inside = j < g.staged && r < g.tile_h + 2 && q.oh >= 0 && q.oh < g.out[1] && q.ow >= 0 && q.ow < g.out[2];
+      const int j = tid + s * threads(g);
+      const int r = row_of(g, j), c = j - r * pitch(g);
+      // Rows past the tile's last window row (up to a whole thread row) and columns past its
+      // last window column (the fixed layout's) are staged empty.
+      q.inside = j < staged(g) && r < g.tile_h + 2 && c < g.tile_w + 2 && q.oh >= 0 && q.oh < g.out[1] && q.ow >= 0 &&
+                 q.ow < g.out[2];
       q.at = q.inside ? q.oh * g.out[2] + q.ow : Idx{0};
       at[s] = q.inside ? q.at : Idx{-1};
       pre[s] = body.prepare(q);
@@ -196,10 +233,15 @@ struct StreamWalker {
       for (int k = 0; k < RY; ++k) ring[t][k] = Acc(0);
   }
 
+  PG_HD static int row_of(const StreamGeom<Idx>& g, int j) {
+    if constexpr (kFit) return g.by_pitch.div(j);
+    else return j / kStreamPitch;
+  }
+
   // Slot s of this thread: staged window j = tid + s * threads, row j / pitch, column j % pitch.
   PG_HD StreamSlot<Idx> slot(const StreamGeom<Idx>& g, int s) const {
-    const int j = tid + s * g.threads;
-    const int r = g.by_pitch.div(j), c = j - r * g.pitch;
+    const int j = tid + s * threads(g);
+    const int r = row_of(g, j), c = j - r * pitch(g);
     StreamSlot<Idx> q;
     q.oh = h0 + g.pb[1] - 2 + r;
     q.ow = w0 + g.pb[2] - 2 + c;
@@ -224,8 +266,8 @@ struct StreamWalker {
     const bool plane_inside = od >= 0 && od < g.out[0];
 #pragma unroll
     for (int s = 0; s < kStreamSlotsPerThread; ++s) {
-      const int j = tid + s * g.threads;
-      if (j < g.staged)
+      const int j = tid + s * threads(g);
+      if (j < staged(g))
         buf[j] = plane_inside && at[s] >= 0 ? body.finish(raw[s], outer, od, slot(g, s), pre[s]) : body.empty();
     }
   }
@@ -248,9 +290,9 @@ struct StreamWalker {
   // pad along D), and slides the ring.
   PG_HD void step(const Body& body, const StreamGeom<Idx>& g, Idx od, const Slot* buf) {
     if (!gathers) return;
-    body.template gather<KD, RY>(buf + ty * RY * g.pitch + tx, g.pitch, ring);
+    body.template gather<KD, RY>(buf + ty * RY * pitch(g) + tx, pitch(g), ring);
     const Idx z = od - g.pb[0];
-    if (z >= z_begin && z < z_end) {
+    if (z >= z_begin && z < z_end && tx < g.tile_w) {
 #pragma unroll
       for (int k = 0; k < RY; ++k) {
         const int ly = ty * RY + k;
@@ -268,16 +310,16 @@ struct StreamWalker {
 };
 
 // The CPU backend: one work item per block, its 256 threads emulated phase by phase.
-template <class Body, class Idx, int KD>
+template <class Body, class Idx, int KD, bool kFit>
 struct StreamOnCpu {
   Body body;
   StreamGeom<Idx> g;
 
   void operator()(Idx block) const {
-    using Walker = StreamWalker<Body, Idx, KD>;
+    using Walker = StreamWalker<Body, Idx, KD, kFit>;
     std::vector<typename Body::Slot> buf(2 * kStreamSlots);
-    std::vector<Walker> threads(g.threads);
-    for (int tid = 0; tid < g.threads; ++tid) threads[tid].begin(body, g, block, tid);
+    std::vector<Walker> threads(Walker::threads(g));
+    for (int tid = 0; tid < Walker::threads(g); ++tid) threads[tid].begin(body, g, block, tid);
     const Walker& w0 = threads[0];
     for (auto& t : threads) t.prologue(body, g, buf.data());
     for (Idx od = w0.od_first; od <= w0.od_last; ++od) {
@@ -293,15 +335,15 @@ struct StreamOnCpu {
 
 #if PG_GPU_COMPILER
 
-// With 32-bit index arithmetic, four blocks of up to 256 threads: 64 registers, no spills. Left
-// free, nvcc gave the 3D max body 80 once blocks took their thread count from the tile (three
-// blocks of 224 threads on a 28 x 28 tile). The 64-bit bodies would spill hundreds of bytes under
-// the cap and keep the thread bound only.
-template <class Body, class Idx, int KD>
+// Fitted blocks with 32-bit index arithmetic: four to a multiprocessor, 64 registers, no spills.
+// Left free, nvcc gave the fitted 3D max body 80 (its runtime pitch and thread count). The fixed
+// layout, and the 64-bit bodies (which would spill hundreds of bytes under the cap), keep the
+// thread bound only.
+template <class Body, class Idx, int KD, bool kFit>
 __global__ void PG_LAUNCH_BOUNDS(kStreamThreads, sizeof(Idx) == 4 ? 4 : 0) plane_stream_kernel(Body body, StreamGeom<Idx> g, Idx blocks) {
   __shared__ typename Body::Slot buf[2][kStreamSlots];
   for (Idx block = blockIdx.x; block < blocks; block += gridDim.x) {
-    StreamWalker<Body, Idx, KD> w;
+    StreamWalker<Body, Idx, KD, kFit> w;
     w.begin(body, g, block, threadIdx.x);
     w.prologue(body, g, buf[0]);
     __syncthreads();
@@ -323,7 +365,8 @@ template <class Idx, int KD, class Body>
 void launch_plane_stream(const CpuExec& ex, const Problem& p, const Body& body) {
   int64_t blocks;
   const StreamGeom<Idx> g = make_stream_geom<Idx>(p, &blocks);
-  ex.template for_each<Idx>(blocks, StreamOnCpu<Body, Idx, KD>{body, g});
+  if (g.fit) ex.template for_each<Idx>(blocks, StreamOnCpu<Body, Idx, KD, true>{body, g});
+  else ex.template for_each<Idx>(blocks, StreamOnCpu<Body, Idx, KD, false>{body, g});
 }
 
 #if PG_GPU_COMPILER
@@ -333,7 +376,8 @@ void launch_plane_stream(const GpuExec& ex, const Problem& p, const Body& body) 
   const StreamGeom<Idx> g = make_stream_geom<Idx>(p, &blocks);
   if (blocks == 0) return;
   const unsigned grid = static_cast<unsigned>(std::min<int64_t>(blocks, int64_t{1} << 20));
-  plane_stream_kernel<Body, Idx, KD><<<grid, g.threads, 0, ex.stream>>>(body, g, static_cast<Idx>(blocks));
+  if (g.fit) plane_stream_kernel<Body, Idx, KD, true><<<grid, g.threads, 0, ex.stream>>>(body, g, static_cast<Idx>(blocks));
+  else plane_stream_kernel<Body, Idx, KD, false><<<grid, g.threads, 0, ex.stream>>>(body, g, static_cast<Idx>(blocks));
   PG_LAUNCH_CHECK("plane_stream_kernel");
 }
 #endif
