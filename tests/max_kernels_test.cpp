@@ -281,7 +281,7 @@ TEST(MaxKernels, Int64PathMatchesOnSmallProblems) {
   for (const Variant& v : wide) names.push_back(v.name);
   std::sort(names.begin(), names.end());
   const std::vector<std::string> expected = {
-      "max.direct.recompute", "max.direct.rows",       "max.direct.stored", "max.gather.counted", "max.gather.masked",
+      "max.direct.recompute", "max.direct.rows",       "max.direct.stored", "max.gather.counted",
       "max.gather.recompute", "max.gather.rows",      "max.gather.stored",     "max.gather.stored.run", "max.gather.stream", "max.gather.taps",
       "max.gather.tiled",
       "max.scatter.recompute", "max.scatter.stored", "max.scatter.tiled"};

@@ -10,8 +10,6 @@
 // tiles of whole planes (their sums leave as one run), the last group partial, and those whose
 // windows are read as one run of dy, channels-first and channels-last (a partial last lane tile,
 // and lanes read in packs, which only max.gather.tiled takes).
-// max.gather.masked: the same tiles, planes and lanes, whole-plane tiles and window runs, and its
-// boxes: masks of one word and of several, boxes of strided and of dilated windows.
 // max.gather.counted and max.scatter.tiled: the same tiles, planes and lanes, whole-plane tiles
 // and window runs; for max.scatter.tiled also warps that combine their adds (on the GPU's plan)
 // and its quads: runs of windows and of positions that start mid-quad, a partial last quad.
@@ -51,7 +49,6 @@
 #include "kernels/max/max_direct.hpp"
 #include "kernels/max/max_direct_rows.hpp"
 #include "kernels/max/max_gather_counted.hpp"
-#include "kernels/max/max_gather_masked.hpp"
 #include "kernels/max/max_gather_taps.hpp"
 #include "kernels/max/max_gather_tiled.hpp"
 #include "kernels/max/max_scatter_tiled.hpp"
@@ -236,30 +233,6 @@ TEST(MaxCountedReach, TheFuzzDrawsEveryTileStructure) {
       },
       {"quads: window runs that start mid-quad", "quads: the tensor's last quad of windows partial",
        "quads: windows overlapping along W"});
-}
-
-TEST(MaxMaskedReach, TheFuzzDrawsEveryTileStructure) {
-  const auto plan_as_shape = [](const Problem& p, size_t accum, const MaxTileBudget& budget, MaxTileShape* shape) {
-    MaxMaskedShape plan;
-    if (!plan_max_masked(p, accum, budget, &plan)) return false;
-    *shape = plan;
-    return true;
-  };
-  expect_max_tile_shapes_reached<MaxGatherMasked>(
-      plan_as_shape,
-      [](const Problem& p, Seen& seen) {
-        MaxMaskedShape cpu;
-        ASSERT_TRUE(plan_max_masked(p, p.dtype == DType::f64 ? 8 : 4, kMaxTiledCpuBudget, &cpu)) << to_string(p);
-        ++seen[cpu.words > 1 ? "masks of several words" : "masks of one word"];
-        bool strided = false, dilated = false;
-        for (int a = 0; a < kAxes; ++a) {
-          strided = strided || (p.stride[a] > 1 && cpu.box[a] > 1);
-          dilated = dilated || p.dilation[a] > 1;
-        }
-        if (strided) ++seen["boxes of strided windows"];
-        if (dilated) ++seen["boxes of dilated windows"];
-      },
-      {"masks of one word", "masks of several words", "boxes of strided windows", "boxes of dilated windows"});
 }
 
 TEST(MaxScatterTiledReach, TheFuzzDrawsEveryTileStructure) {

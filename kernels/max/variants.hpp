@@ -8,7 +8,6 @@
 #include "kernels/max/max_gather_block_cl.hpp"
 #include "kernels/max/max_gather_fixed_cf.hpp"
 #include "kernels/max/max_gather_fixed_cl.hpp"
-#include "kernels/max/max_gather_masked.hpp"
 #include "kernels/max/max_gather_recompute.hpp"
 #include "kernels/max/max_gather_rows.hpp"
 #include "kernels/max/max_gather_stored.hpp"
@@ -32,7 +31,6 @@ using MaxVariants = VariantList<MaxScatterStored,
                                 MaxGatherStream,
                                 MaxGatherTiled,
                                 MaxGatherCounted,
-                                MaxGatherMasked,
                                 MaxGatherTaps,
                                 MaxGatherRows,
                                 MaxScatterTiled,
