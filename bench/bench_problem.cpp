@@ -1,6 +1,8 @@
 #include "bench/bench_problem.hpp"
 
+#include "src/harness/axis_options.hpp"
 #include "src/model/invalid_input.hpp"
+#include "src/model/problem.hpp"
 
 namespace pg::bench {
 
@@ -16,7 +18,8 @@ Problem bench_problem(const PoolArgs& args, const std::vector<int64_t>& input_si
   NpyHeader header;
   header.type = npy_type_of(dtype);
   header.shape = input_size;
-  if (args.layout == "NHWC") {  // plan_pool reads a channels-last tensor's shape as (N, spatial..., C)
+  // plan_pool reads a channels-last tensor's shape as (N, spatial..., C), under any of its names.
+  if (dims && layout_named(args.layout, static_cast<int>(dims)) == Layout::channels_last) {
     header.shape.erase(header.shape.begin() + 1);
     header.shape.push_back(input_size[1]);
   }

@@ -619,15 +619,15 @@ TEST(AvgKernels, StreamTilesAndChunks) {
   // avg.gather.stream (k3 s1, padding 0 or 1): several 32 x 32 tiles with partial ones at the
   // H and W edges, D cut into chunks of one plane (few planes), of two (C = 300) and not at all
   // (C = 1100: enough tiles to fill the GPU), asymmetric padding, every divisor convention.
-  // Blocks fitted to their tile (all but the last case) and, for 24 x 30 tiles of a 3D walk, the
-  // fixed 32 x 8 layout (StreamGeom::fit).
+  // Blocks fitted to their tile (all but the last two cases) and, for the 3D walks of 24 x 30
+  // and 31 x 32 tiles, the fixed layouts of pitch 30 and 34 (StreamGeom::fixed_pitch).
   const Variant* stream = find_variant("avg.gather.stream");
   ASSERT_NE(stream, nullptr);
   struct Case {
     int64_t c;
     std::vector<int64_t> in;
   };
-  for (Case k : {Case{1, {7, 40, 70}}, Case{300, {5, 6, 9}}, Case{1100, {3, 4, 5}}, Case{2, {33, 65}}, Case{1, {3, 60, 70}}})
+  for (Case k : {Case{1, {7, 40, 70}}, Case{300, {5, 6, 9}}, Case{1100, {3, 4, 5}}, Case{2, {33, 65}}, Case{1, {3, 60, 70}}, Case{1, {3, 64, 62}}})
     for (Divisor rule : {Divisor::include_pad, Divisor::full_kernel, Divisor::exclude_pad})
       for (int64_t pe : {0, 1}) {
         Problem p = k.in.size() == 3 ? avg_problem(1, k.c, {k.in[0], k.in[1], k.in[2]}, 3, 1, 1, rule)

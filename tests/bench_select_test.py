@@ -156,13 +156,16 @@ def main():
 
     rows_file = os.path.join(tmp, "rows.txt")
     with open(rows_file, "w") as f:
-        f.write("# mine\nmy stem: --op max_pool2d --input-size 2,8,30,30 --kernel-size 3 --stride 2 --padding 1 --layout NHWC\n")
+        f.write("# mine\nmy stem: --op max_pool2d --input-size 2,8,30,30 --kernel-size 3 --stride 2 --padding 1 --layout NHWC\n"
+                "my 3d: --op max_pool3d --input-size 2,8,4,6,10 --kernel-size 2 --layout NDHWC\n")
     listed = run("bench", "--rows", rows_file, "--list").stdout.splitlines()
-    check(listed == ["my stem: maxpool2d_bwd (2, 8, 30, 30) k3s2p1 CL float32 idx=int64"], f"--rows listed {listed}")
+    # --input-size is N,C,spatial whatever the layout's name (NDHWC is NHWC's 3D name).
+    check(listed == ["my stem: maxpool2d_bwd (2, 8, 30, 30) k3s2p1 CL float32 idx=int64",
+                     "my 3d: maxpool3d_bwd (2, 8, 4, 6, 10) k2s2p0 CL float32 idx=int64"], f"--rows listed {listed}")
     with open(rows_file, "a") as f:
         f.write("bad: --op max_pool2d --input-size 2,8,30,30 --kernel-size 3 --padding 2\n")
     bad = run("bench", "--rows", rows_file, "--list", expect=2)
-    check("line 3" in bad.stderr and "padding" in bad.stderr, f"bad rows file line: {bad.stderr!r}")
+    check("line 4" in bad.stderr and "padding" in bad.stderr, f"bad rows file line: {bad.stderr!r}")
 
     # Rows with a batch above 1: each variant is verified on the row's full problem (the oracle's
     # one-sample answer repeated over the batch) and that very run is timed; the progress says

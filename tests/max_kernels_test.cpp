@@ -376,8 +376,8 @@ TEST(MaxKernels, StreamTilesAndChunks) {
   // max.gather.stream (k3 s1, padding 0 or 1): several 32 x 32 tiles with partial ones at the
   // H and W edges, D cut into chunks of one plane, of two (C = 300) and not at all (C = 1100),
   // asymmetric padding, plane / global_row / window indices of every type, ties both ways.
-  // Blocks fitted to their tile (all but the last case) and, for 24 x 30 tiles of a 3D walk, the
-  // fixed 32 x 8 layout (StreamGeom::fit).
+  // Blocks fitted to their tile (all but the last two cases) and, for the 3D walks of 24 x 30
+  // and 31 x 32 tiles, the fixed layouts of pitch 30 and 34 (StreamGeom::fixed_pitch).
   const Variant* stream = find_variant("max.gather.stream");
   ASSERT_NE(stream, nullptr);
   struct Case {
@@ -385,7 +385,7 @@ TEST(MaxKernels, StreamTilesAndChunks) {
     std::vector<int64_t> in;
   };
   int n = 0;
-  for (Case k : {Case{1, {7, 40, 70}}, Case{300, {5, 6, 9}}, Case{1100, {3, 4, 5}}, Case{2, {33, 65}}, Case{1, {3, 60, 70}}})
+  for (Case k : {Case{1, {7, 40, 70}}, Case{300, {5, 6, 9}}, Case{1100, {3, 4, 5}}, Case{2, {33, 65}}, Case{1, {3, 60, 70}}, Case{1, {3, 64, 62}}})
     for (int64_t pe : {0, 1}) {
       const int dims = static_cast<int>(k.in.size());
       std::vector<int64_t> three(dims, 3), one(dims, 1), begin(dims, 1), end(dims, 1);

@@ -118,6 +118,7 @@ TEST(Validation, EachBadParameterIsNamed) {
       {with(base, [](PoolArgs& a) { a.auto_pad = "SAME"; }), "--auto-pad = SAME must be"},
       {with(base, [](PoolArgs& a) { a.op = "max_pool4d"; }), "--op = max_pool4d must be"},
       {with(base, [](PoolArgs& a) { a.layout = "NCWH"; }), "--layout = NCWH must be NCHW or NHWC"},
+      {with(base, [](PoolArgs& a) { a.layout = "NDHWC"; }), "--layout = NDHWC must be NCHW or NHWC"},
       {with(base, [](PoolArgs& a) { a.kernel_size = {}; }), "--kernel-size is required"},
   };
   for (const Bad& b : cases) EXPECT_NE(refusal(b.args, kImage).find(b.says), std::string::npos) << refusal(b.args, kImage) << " / wanted: " << b.says;
@@ -172,6 +173,16 @@ TEST(PoolRun, UnbatchedChannelsLastAndAutoPad) {
   const PoolPlan last = plan_pool(nhwc, npy_header(NpyType::f32, {1, 4, 6, 3}));
   EXPECT_EQ(last.problem.c, 3);
   EXPECT_EQ(last.output_shape, (std::vector<int64_t>{1, 2, 3, 3}));
+  // Each rank's own layout names: NDHWC is a 3D channels-last problem, NCW a 1D channels-first
+  // one; another rank's name is refused with the names this rank takes.
+  PoolArgs ndhwc = args("max_pool3d", {2});
+  ndhwc.layout = "NDHWC";
+  EXPECT_EQ(plan_pool(ndhwc, npy_header(NpyType::f32, {1, 2, 4, 6, 3})).problem.layout, Layout::channels_last);
+  PoolArgs ncw = args("avg_pool1d", {2});
+  ncw.layout = "NCW";
+  EXPECT_EQ(plan_pool(ncw, npy_header(NpyType::f32, {1, 3, 6})).problem.layout, Layout::channels_first);
+  ndhwc.layout = "NWC";
+  EXPECT_NE(refusal(ndhwc, npy_header(NpyType::f32, {1, 2, 4, 6, 3})).find("--layout = NWC must be NCHW or NHWC (or NCDHW or NDHWC)"), std::string::npos);
   // ONNX SAME_UPPER on L=5, k=3, s=2: out 3, total pad 2 split 1/1; L=6: total 1, at the end.
   PoolArgs same = args("max_pool2d", {3});
   same.stride = {2};

@@ -48,15 +48,6 @@ PG_HD T atomic_fetch_add(T* dst, T v) {
 #endif
 }
 
-// *dst |= v on every backend, safe against concurrent ORs.
-PG_HD void atomic_or(uint32_t* dst, uint32_t v) {
-#if PG_DEVICE_PASS
-  atomicOr(dst, v);
-#else
-  std::atomic_ref<uint32_t>(*dst).fetch_or(v, std::memory_order_relaxed);
-#endif
-}
-
 struct CpuExec {
   static constexpr bool is_gpu = false;
 

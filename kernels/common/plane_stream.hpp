@@ -40,9 +40,15 @@ inline constexpr int kStreamThreads = kStreamCols * kStreamThreadRows;          
 // Staged windows one thread stages per plane at most: a block has at least staged / this many
 // threads (make_stream_geom), so the fetched plane fits a fixed register array.
 inline constexpr int kStreamSlotsPerThread = (kStreamSlots + kStreamThreads - 1) / kStreamThreads;
-inline constexpr int kStreamPitch = kStreamCols + 2;  // staged windows per row in the fixed layout
-// Gathering threads up to which a 3D walk fits its block to the tile (StreamGeom::fit).
+// Gathering threads up to which a 3D walk fits its block to the tile (StreamGeom::fixed_pitch).
 inline constexpr int kStreamFitThreads = 160;
+// The fixed layouts' staging pitches (compile-time): tiles up to 28 columns, and up to 32.
+inline constexpr int kStreamNarrowPitch = 30;
+inline constexpr int kStreamPitch = kStreamCols + 2;
+// Staged windows a thread of a layout stages per plane at most: kPitch 0 is the fitted block.
+constexpr int stream_slots_per_thread(int kPitch) {
+  return kPitch == 0 ? kStreamSlotsPerThread : ((kStreamTileRows + 2) * kPitch + kStreamThreads - 1) / kStreamThreads;
+}
 
 // True when p has the window shape the stream computes: per axis H, W kernel 3, stride 1, no
 // dilation, padding 0 or 1 each side; D the same, or kernel 1 without padding (2D and 1D-free
@@ -77,10 +83,12 @@ struct StreamGeom {
   int pitch;                // staged windows per row: tile_w + 2
   int staged;               // staged windows per plane: (thread_rows * RY + 2) rows of pitch
   int threads;              // per block: tile_w * thread_rows gather, all stage; a multiple of 32
-  // The block fitted to the tile (threads, pitch and staged as above), or the fixed layout: 32 x 8
-  // threads over a 34-wide staging pitch (kStreamPitch, kStreamSlots), whose constant offsets the
-  // gathers of large 3D tiles run faster on.
-  bool fit;
+  // 0: the block fitted to the tile (threads, pitch and staged as above). Else a fixed layout:
+  // 256 threads over a compile-time staging pitch of this many windows, whose constant offsets
+  // the gathers of large 3D tiles run faster on: kStreamNarrowPitch for tiles up to 28 columns
+  // (its first tile_w * thread_rows threads gather), kStreamPitch up to 32 (a lane per column,
+  // a warp per thread row).
+  int fixed_pitch;
   Divider<int32_t> by_tile_w, by_pitch;
   Divider<Idx> tiles_w, tiles_h, chunks;
 
@@ -95,10 +103,13 @@ struct StreamGeom {
 // (each chunk re-stages the KD - 1 window planes before it).
 // A block fitted to its tile has as many threads as the tile has columns times thread rows,
 // rounded up to whole warps: an 18 x 18 tile runs 3 warps, not 8 of which 5 would gather nothing
-// (H100, 2026-12-05, bench/results/2026-12-05_h100_stream_fit.md: 3D tiles of 18-23 columns
-// 1.14-1.74x, 2D rows 1.15x for max and 1.86x for avg). 3D walks of more gathering threads than
-// kStreamFitThreads keep the fixed layout: fitted, a 28 x 28 tile and a 32 x 32 one ran 0.90x
-// (fewer warps, and runtime pitch and slot arithmetic on every plane).
+// (H100, 2026-12-05, bench/results/2026-12-05_h100_stream_fit.md: 3D tiles of 36-40 columns
+// 1.52-1.78x, 2D rows 1.15x for max and 1.86x for avg). 3D walks of more gathering threads than
+// kStreamFitThreads keep a fixed layout: fitted, a 28 x 28 tile and a 32 x 32 one ran 0.90x
+// (fewer warps, and runtime pitch and slot arithmetic on every plane). Their pitch is the
+// narrower of the two fixed ones that holds the tile: a 28-column tile stages 30 x 30 windows,
+// not 34 x 34 (a fifth fewer slots a thread), and its 7 x 28 gathering threads leave the
+// block's last warp only staging.
 template <class Idx>
 StreamGeom<Idx> make_stream_geom(const Problem& p, int64_t* blocks) {
   StreamGeom<Idx> g;
@@ -113,14 +124,16 @@ StreamGeom<Idx> make_stream_geom(const Problem& p, int64_t* blocks) {
   g.tile_w = static_cast<int>((p.in[2] + tw - 1) / tw);
   g.tile_h = static_cast<int>((p.in[1] + th - 1) / th);
   g.thread_rows = (g.tile_h + kStreamRowsPerThread - 1) / kStreamRowsPerThread;
-  g.pitch = g.tile_w + 2;
-  g.staged = (g.thread_rows * kStreamRowsPerThread + 2) * g.pitch;
-  const int threads = std::max(g.tile_w * g.thread_rows, (g.staged + kStreamSlotsPerThread - 1) / kStreamSlotsPerThread);
-  g.fit = p.kernel[0] == 1 || g.tile_w * g.thread_rows <= kStreamFitThreads;
-  g.threads = g.fit ? (threads + 31) / 32 * 32 : kStreamThreads;
-  if (!g.fit) {
-    g.pitch = kStreamPitch;
-    g.staged = kStreamSlots;
+  const bool fit = p.kernel[0] == 1 || g.tile_w * g.thread_rows <= kStreamFitThreads;
+  g.fixed_pitch = fit ? 0 : g.tile_w + 2 <= kStreamNarrowPitch ? kStreamNarrowPitch : kStreamPitch;
+  g.pitch = fit ? g.tile_w + 2 : g.fixed_pitch;
+  // The wide fixed layout's eight warps all gather, whatever the tile's height: all 34 rows.
+  g.staged = g.fixed_pitch == kStreamPitch ? kStreamSlots : (g.thread_rows * kStreamRowsPerThread + 2) * g.pitch;
+  if (fit) {
+    const int threads = std::max(g.tile_w * g.thread_rows, (g.staged + kStreamSlotsPerThread - 1) / kStreamSlotsPerThread);
+    g.threads = (threads + 31) / 32 * 32;
+  } else {
+    g.threads = kStreamThreads;
   }
   g.by_tile_w = Divider<int32_t>(g.tile_w);
   g.by_pitch = Divider<int32_t>(g.pitch);
@@ -146,7 +159,7 @@ struct StreamSlot {
 };
 
 // One block's walk; each thread holds one Walker. KD: window extent along D (3, or 1 for the
-// flat D axis). `Body` provides:
+// flat D axis). kPitch: the fixed layout's staging pitch, or 0 for the block fitted to the tile. `Body` provides:
 //   using Raw, Slot, Acc, Pre;   a window as loaded, as staged; accumulator; per-slot constants
 //   Pre prepare(const StreamSlot&) const;                       once per block and slot
 //   Raw load(Idx outer, Idx od, const StreamSlot&) const;       loads only: no use of the values
@@ -156,49 +169,53 @@ struct StreamSlot {
 //       s points at the thread's first window (rows `pitch` apart); ring[t][k] += the
 //       contributions of this window plane to dx plane od - pad + t, row k of the thread
 //   void store(Idx at, Acc v) const;                            dx[at] = v
-template <class Body, class Idx, int KD, bool kFit>
+template <class Body, class Idx, int KD, int kPitch>
 struct StreamWalker {
   using Raw = typename Body::Raw;
   using Slot = typename Body::Slot;
   using Acc = typename Body::Acc;
   using Pre = typename Body::Pre;
   static constexpr int RY = kStreamRowsPerThread;
+  static constexpr int kSlots = stream_slots_per_thread(kPitch);
 
   Idx outer, h0, w0, z_begin, z_end, od_first, od_last;
   int tx, ty, tid;
   bool gathers;  // the thread owns dx rows of the tile (the others only stage)
   // Per slot only its offset in the output plane (-1: not a real window) and the body's
   // constants are kept; the rest of a StreamSlot is recomputed when needed (registers).
-  Idx at[kStreamSlotsPerThread];
-  Pre pre[kStreamSlotsPerThread];
-  Raw raw[kStreamSlotsPerThread];  // the fetched window plane
+  Idx at[kSlots];
+  Pre pre[kSlots];
+  Raw raw[kSlots];  // the fetched window plane
   Idx fetched;                     // which one
   Acc ring[KD][RY];
 
-  // The layout's sizes: compile-time constants in the fixed one.
+  // The layout's sizes: compile-time constants in the fixed ones.
   PG_HD static int pitch(const StreamGeom<Idx>& g) {
-    if constexpr (kFit) return g.pitch;
-    else return kStreamPitch;
+    if constexpr (kPitch == 0) return g.pitch;
+    else return kPitch;
   }
   PG_HD static int threads(const StreamGeom<Idx>& g) {
-    if constexpr (kFit) return g.threads;
+    if constexpr (kPitch == 0) return g.threads;
     else return kStreamThreads;
   }
   PG_HD static int staged(const StreamGeom<Idx>& g) {
-    if constexpr (kFit) return g.staged;
-    else return kStreamSlots;
+    if constexpr (kPitch == kStreamPitch) return kStreamSlots;
+    else return g.staged;
   }
 
   PG_HD void begin(const Body& body, const StreamGeom<Idx>& g, Idx block, int tid_) {
     tid = tid_;
-    if constexpr (kFit) {
-      ty = g.by_tile_w.div(tid);
-      tx = tid - ty * g.tile_w;
-      gathers = ty < g.thread_rows;
-    } else {
+    if constexpr (kPitch == kStreamPitch) {
+      // A lane per tile column, a warp per thread row, every warp gathering: compile-time. Mapped
+      // by the tile's width like the others, this layout spilled 24 bytes, not 8, and its rows
+      // ran 0.88-0.89x (H100, 2026-12-05).
       ty = tid / kStreamCols;
       tx = tid - ty * kStreamCols;
       gathers = true;
+    } else {
+      ty = g.by_tile_w.div(tid);
+      tx = tid - ty * g.tile_w;
+      gathers = ty < g.thread_rows;
     }
     const Idx tile_w = g.tiles_w.mod(block);
     Idx rest = g.tiles_w.div(block);
@@ -214,13 +231,13 @@ struct StreamWalker {
     od_first = z_begin + g.pb[0] - (KD - 1);
     od_last = z_end - 1 + g.pb[0];
 #pragma unroll
-    for (int s = 0; s < kStreamSlotsPerThread; ++s) {
+    for (int s = 0; s < kSlots; ++s) {
       at[s] = Idx{-1};
       StreamSlot<Idx> q = slot(g, s);
       const int j = tid + s * threads(g);
       const int r = row_of(g, j), c = j - r * pitch(g);
       // Rows past the tile's last window row (up to a whole thread row) and columns past its
-      // last window column (the fixed layout's) are staged empty.
+      // last window column (the fixed layouts') are staged empty.
       q.inside = j < staged(g) && r < g.tile_h + 2 && c < g.tile_w + 2 && q.oh >= 0 && q.oh < g.out[1] && q.ow >= 0 &&
                  q.ow < g.out[2];
       q.at = q.inside ? q.oh * g.out[2] + q.ow : Idx{0};
@@ -234,8 +251,8 @@ struct StreamWalker {
   }
 
   PG_HD static int row_of(const StreamGeom<Idx>& g, int j) {
-    if constexpr (kFit) return g.by_pitch.div(j);
-    else return j / kStreamPitch;
+    if constexpr (kPitch == 0) return g.by_pitch.div(j);
+    else return j / kPitch;
   }
 
   // Slot s of this thread: staged window j = tid + s * threads, row j / pitch, column j % pitch.
@@ -256,7 +273,7 @@ struct StreamWalker {
     fetched = od;
     if (od < 0 || od >= g.out[0] || od > od_last) return;
 #pragma unroll
-    for (int s = 0; s < kStreamSlotsPerThread; ++s)
+    for (int s = 0; s < kSlots; ++s)
       if (at[s] >= 0) raw[s] = body.load(outer, od, slot(g, s));
   }
 
@@ -265,7 +282,7 @@ struct StreamWalker {
     const Idx od = fetched;
     const bool plane_inside = od >= 0 && od < g.out[0];
 #pragma unroll
-    for (int s = 0; s < kStreamSlotsPerThread; ++s) {
+    for (int s = 0; s < kSlots; ++s) {
       const int j = tid + s * threads(g);
       if (j < staged(g))
         buf[j] = plane_inside && at[s] >= 0 ? body.finish(raw[s], outer, od, slot(g, s), pre[s]) : body.empty();
@@ -310,13 +327,13 @@ struct StreamWalker {
 };
 
 // The CPU backend: one work item per block, its 256 threads emulated phase by phase.
-template <class Body, class Idx, int KD, bool kFit>
+template <class Body, class Idx, int KD, int kPitch>
 struct StreamOnCpu {
   Body body;
   StreamGeom<Idx> g;
 
   void operator()(Idx block) const {
-    using Walker = StreamWalker<Body, Idx, KD, kFit>;
+    using Walker = StreamWalker<Body, Idx, KD, kPitch>;
     std::vector<typename Body::Slot> buf(2 * kStreamSlots);
     std::vector<Walker> threads(Walker::threads(g));
     for (int tid = 0; tid < Walker::threads(g); ++tid) threads[tid].begin(body, g, block, tid);
@@ -339,11 +356,11 @@ struct StreamOnCpu {
 // Left free, nvcc gave the fitted 3D max body 80 (its runtime pitch and thread count). The fixed
 // layout, and the 64-bit bodies (which would spill hundreds of bytes under the cap), keep the
 // thread bound only.
-template <class Body, class Idx, int KD, bool kFit>
+template <class Body, class Idx, int KD, int kPitch>
 __global__ void PG_LAUNCH_BOUNDS(kStreamThreads, sizeof(Idx) == 4 ? 4 : 0) plane_stream_kernel(Body body, StreamGeom<Idx> g, Idx blocks) {
   __shared__ typename Body::Slot buf[2][kStreamSlots];
   for (Idx block = blockIdx.x; block < blocks; block += gridDim.x) {
-    StreamWalker<Body, Idx, KD, kFit> w;
+    StreamWalker<Body, Idx, KD, kPitch> w;
     w.begin(body, g, block, threadIdx.x);
     w.prologue(body, g, buf[0]);
     __syncthreads();
@@ -365,8 +382,11 @@ template <class Idx, int KD, class Body>
 void launch_plane_stream(const CpuExec& ex, const Problem& p, const Body& body) {
   int64_t blocks;
   const StreamGeom<Idx> g = make_stream_geom<Idx>(p, &blocks);
-  if (g.fit) ex.template for_each<Idx>(blocks, StreamOnCpu<Body, Idx, KD, true>{body, g});
-  else ex.template for_each<Idx>(blocks, StreamOnCpu<Body, Idx, KD, false>{body, g});
+  switch (g.fixed_pitch) {
+    case 0: ex.template for_each<Idx>(blocks, StreamOnCpu<Body, Idx, KD, 0>{body, g}); return;
+    case kStreamNarrowPitch: ex.template for_each<Idx>(blocks, StreamOnCpu<Body, Idx, KD, kStreamNarrowPitch>{body, g}); return;
+    default: ex.template for_each<Idx>(blocks, StreamOnCpu<Body, Idx, KD, kStreamPitch>{body, g}); return;
+  }
 }
 
 #if PG_GPU_COMPILER
@@ -376,8 +396,12 @@ void launch_plane_stream(const GpuExec& ex, const Problem& p, const Body& body) 
   const StreamGeom<Idx> g = make_stream_geom<Idx>(p, &blocks);
   if (blocks == 0) return;
   const unsigned grid = static_cast<unsigned>(std::min<int64_t>(blocks, int64_t{1} << 20));
-  if (g.fit) plane_stream_kernel<Body, Idx, KD, true><<<grid, g.threads, 0, ex.stream>>>(body, g, static_cast<Idx>(blocks));
-  else plane_stream_kernel<Body, Idx, KD, false><<<grid, g.threads, 0, ex.stream>>>(body, g, static_cast<Idx>(blocks));
+  const Idx n = static_cast<Idx>(blocks);
+  switch (g.fixed_pitch) {
+    case 0: plane_stream_kernel<Body, Idx, KD, 0><<<grid, g.threads, 0, ex.stream>>>(body, g, n); break;
+    case kStreamNarrowPitch: plane_stream_kernel<Body, Idx, KD, kStreamNarrowPitch><<<grid, g.threads, 0, ex.stream>>>(body, g, n); break;
+    default: plane_stream_kernel<Body, Idx, KD, kStreamPitch><<<grid, g.threads, 0, ex.stream>>>(body, g, n); break;
+  }
   PG_LAUNCH_CHECK("plane_stream_kernel");
 }
 #endif

@@ -38,7 +38,7 @@ void add_problem_options(CLI::App* cmd, PoolCommandOptions& o) {
   cmd->add_option("--count-include-pad", o.count_include_pad, "true|false (default: the profile's)");
   cmd->add_option("--divisor-override", o.divisor_override, "N: divide every average window by N");
   cmd->add_option("--profile", a.profile, "pytorch (default), onnx, cudnn, miopen, onednn, ck");
-  cmd->add_option("--layout", a.layout, "NCHW (default) or NHWC: channels first or last, any dims");
+  cmd->add_option("--layout", a.layout, "NCHW (default) or NHWC: channels first or last, any dims (also NCW/NWC 1D, NCDHW/NDHWC 3D)");
 }
 
 void parse_pool_numbers(const CLI::App& cmd, PoolCommandOptions& o) {

@@ -5,6 +5,16 @@
 
 namespace pg {
 
+Layout layout_named(const std::string& name, int dims) {
+  static const char* const kFirst[] = {"NCW", "NCHW", "NCDHW"};
+  static const char* const kLast[] = {"NWC", "NHWC", "NDHWC"};
+  const int r = dims >= 1 && dims <= 3 ? dims - 1 : 1;
+  if (name == "NCHW" || name == kFirst[r]) return Layout::channels_first;
+  if (name == "NHWC" || name == kLast[r]) return Layout::channels_last;
+  throw InvalidInput("--layout = " + name + " must be NCHW or NHWC" +
+                     (r == 1 ? std::string() : std::string(" (or ") + kFirst[r] + " or " + kLast[r] + ")"));
+}
+
 std::string shape_text(const std::vector<int64_t>& shape) {
   std::string s = "(";
   for (size_t i = 0; i < shape.size(); ++i) {

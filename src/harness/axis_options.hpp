@@ -8,6 +8,8 @@
 
 namespace pg {
 
+enum class Layout : uint8_t;
+
 std::string shape_text(const std::vector<int64_t>& shape);  // "(2, 3, 4)"
 std::string list_text(const std::vector<int64_t>& v);       // "2,3,4"
 
@@ -19,5 +21,10 @@ void per_axis(const std::string& option, const std::vector<int64_t>& given, int 
 // ONNX-order --pads (every begin, then every end) into the last `dims` of begin[kAxes] and
 // end[kAxes]; InvalidInput naming --pads when the count is not 2 * dims.
 void onnx_pads(const std::vector<int64_t>& pads, int dims, int64_t* begin, int64_t* end);
+
+// The layout a --layout name gives a problem of `dims` spatial axes: NCHW / NHWC whatever the
+// axes, and each rank's own names, NCW / NWC (1D) and NCDHW / NDHWC (3D). InvalidInput naming
+// --layout and the names it takes otherwise.
+Layout layout_named(const std::string& name, int dims);
 
 }  // namespace pg

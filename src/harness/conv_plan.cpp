@@ -33,9 +33,7 @@ ConvPlan plan_conv(const ConvArgs& args, const std::vector<int64_t>& input_shape
   if (op != "conv1d" && op != "conv2d" && op != "conv3d")
     throw InvalidInput("--op = " + op + " must be conv1d, conv2d or conv3d");
   p.dims = op[4] - '0';
-  if (args.layout != "NCHW" && args.layout != "NHWC")
-    throw InvalidInput("--layout = " + args.layout + " must be NCHW or NHWC");
-  p.layout = args.layout == "NCHW" ? Layout::channels_first : Layout::channels_last;
+  p.layout = layout_named(args.layout, p.dims);
   const bool first = p.layout == Layout::channels_first;
   if (!npy_type_is_float(weight.type))
     throw InvalidInput(std::string("--weight dtype ") + npy_type_name(weight.type) +

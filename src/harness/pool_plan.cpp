@@ -50,9 +50,7 @@ PoolPlan plan_pool(const PoolArgs& args, const NpyHeader& input) {
   apply_profile(*profile, p);
   p.op = op[0] == 'm' ? Op::max : Op::avg;
   p.dims = op[8] - '0';
-  if (args.layout != "NCHW" && args.layout != "NHWC")
-    throw InvalidInput("--layout = " + args.layout + " must be NCHW or NHWC");
-  p.layout = args.layout == "NCHW" ? Layout::channels_first : Layout::channels_last;
+  p.layout = layout_named(args.layout, p.dims);
 
   if (!npy_type_is_float(input.type))
     throw InvalidInput(std::string("--input dtype ") + npy_type_name(input.type) +
