@@ -385,6 +385,56 @@ TEST(AvgKernels, ColumnsTakesEveryPath) {
   for (const Problem& p : outside) EXPECT_FALSE(runs(*columns, p)) << to_string(p);
 }
 
+TEST(AvgKernels, RowsTakesEveryPath) {
+  // avg.gather.rows (1D channels-first): the unrolled k3 s1 packs, the packs of any window
+  // (stride, dilation, gaps between windows, a kernel past the row), packs that cross rows (W not
+  // a whole number of packs), rows shorter than a pack, and the scalar path (C * W not a whole
+  // number of packs); every divisor rule, divisor_override, f64, f32 and bf16.
+  const Variant* rows = find_variant("avg.gather.rows");
+  const Variant* gather = find_variant("avg.gather");
+  ASSERT_NE(rows, nullptr);
+  ASSERT_NE(gather, nullptr);
+  struct Row {
+    int64_t c, w, k, s, pad, dilation;
+  };
+  const Row shapes[] = {
+      {3, 40, 3, 1, 1, 1},  // k3 s1: the unrolled packs
+      {2, 38, 3, 1, 0, 1},  // k3 s1 unpadded, packs across rows
+      {2, 64, 5, 1, 2, 1},  // kernel 5
+      {3, 30, 3, 2, 1, 1},  // stride 2
+      {2, 24, 2, 3, 1, 1},  // gaps between windows
+      {2, 33, 3, 1, 1, 2},  // dilated
+      {4, 3, 3, 1, 1, 1},   // rows shorter than a pack
+      {5, 9, 7, 2, 3, 1},   // a kernel wider than most packs, C * W odd: the scalar path
+  };
+  for (const Row& r : shapes)
+    for (Divisor rule : {Divisor::include_pad, Divisor::full_kernel, Divisor::exclude_pad})
+      for (DType t : {DType::f32, DType::bf16, DType::f64}) {
+        Problem p = avg_problem(2, r.c, {r.w}, r.k, r.s, r.pad, rule);
+        p.dilation[2] = r.dilation;
+        p.dtype = t;
+        finalize(p);
+        EXPECT_TRUE(runs(*rows, p)) << to_string(p) << ": " << why(*rows, p);
+        verify_all(p, DataKind::real);
+        // Its terms and their order are avg.gather's: the same bits on any data.
+        std::vector<double> dy(static_cast<size_t>(p.out_elems()));
+        for (size_t i = 0; i < dy.size(); ++i) dy[i] = std::sin(0.7 * static_cast<double>(i) + 0.3) * 3.1;
+        EXPECT_EQ(backward(*rows, p, dy), backward(*gather, p, dy)) << to_string(p);
+      }
+  Problem overridden = avg_problem(2, 3, {40}, 3, 1, 1);
+  overridden.has_divisor_override = true;
+  overridden.divisor_override = -7;
+  finalize(overridden);
+  EXPECT_TRUE(runs(*rows, overridden)) << why(*rows, overridden);
+  verify_all(overridden, DataKind::real);
+  // Only 1D channels-first rows.
+  Problem cl = avg_problem(2, 8, {40}, 3, 1, 1);
+  cl.layout = Layout::channels_last;
+  finalize(cl);
+  const Problem outside[] = {avg_problem(2, 3, {9, 13}, 3, 1, 1), avg_problem(1, 2, {4, 5, 6}, 3, 1, 1), cl};
+  for (const Problem& p : outside) EXPECT_FALSE(runs(*rows, p)) << to_string(p);
+}
+
 TEST(AvgKernels, Box3Path) {
   // avg.gather.box3 (k3 s1 p1, channels-first): 2D and 3D, W of one and several packs, every
   // dtype and divisor convention.
@@ -520,6 +570,7 @@ TEST(AvgKernels, EveryVariantHonoursEveryDivisorRule) {
       avg_problem(1, 2, {9, 11}, 2, 3, 0),           // disjoint with gaps
       avg_problem(2, 3, {7, 7}, 7, 7, 0),            // global pooling: broadcast.plane
       cl(avg_problem(2, 8, {5, 6}, 7, 7, 3)),        // one padded window per plane, channels-last
+      avg_problem(2, 3, {40}, 3, 1, 1),              // a 1D row: rows
   };
   std::vector<std::string> taken;
   for (Problem p : cases)

@@ -31,6 +31,9 @@
 // window's stride and across two (its decode-per-window path) and across more (its lane walk),
 // gaps between windows, dilated windows, windows wholly in the padding, a partial last window
 // (ceil mode) and a tail no window covers.
+// avg.gather.rows: the unrolled k3 s1 packs and the packs of any window, packs that cross rows,
+// rows shorter than a pack, the scalar path, gaps between windows, dilated and strided windows,
+// windows past both ends of a row, each divisor rule and divisor_override.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
@@ -45,6 +48,7 @@
 #include "kernels/avg/avg_broadcast_plane.hpp"
 #include "kernels/avg/avg_gather_columns.hpp"
 #include "kernels/avg/avg_gather_planes.hpp"
+#include "kernels/avg/avg_gather_rows.hpp"
 #include "kernels/avg/avg_gather_tiled.hpp"
 #include "kernels/max/max_direct.hpp"
 #include "kernels/max/max_direct_rows.hpp"
@@ -432,6 +436,37 @@ TEST(MaxTapsReach, TheFuzzDrawsEverySlabStructure) {
                   "slabs, cells with no window at both ends of the lead axis",
                   "cells with no window past an inner axis' last",
                   "1D stencils", "2D stencils", "3D stencils"});
+}
+
+TEST(AvgGatherRowsReach, TheFuzzDrawsEveryRowStructure) {
+  Seen seen;
+  int cases = 0;
+  for (const Problem& p : fuzz_draws(Op::avg, AvgGatherRows::domain())) {
+    if (!AvgGatherRows::supports(p).ok || p.n == 0) continue;
+    ++cases;
+    const int64_t W = p.in[2], k = p.effective_kernel(2), s = p.stride[2], pb = p.pad_begin[2];
+    const int64_t lanes = 16 / dtype_size(p.dtype);
+    const bool packed = p.in_elems() % lanes == 0;
+    if (!packed) ++seen["scalar path"];
+    if (packed && rows_exact3(p)) ++seen["unrolled k3 s1 packs"];
+    if (packed && !rows_exact3(p)) ++seen["packs of any window"];
+    if (packed && W % lanes != 0) ++seen["packs across rows"];
+    if (packed && W < lanes) ++seen["rows shorter than a pack"];
+    if (s > k) ++seen["gaps between windows"];
+    if (p.dilation[2] > 1) ++seen["dilated windows"];
+    if (s > 1 && s <= k) ++seen["strided overlapping windows"];
+    if (pb > 0) ++seen["windows past a row's start"];
+    if ((p.out[2] - 1) * s - pb + k > W) ++seen["windows past a row's end"];
+    if (p.has_divisor_override) ++seen["divisor_override"];
+    else if (p.divisor == Divisor::include_pad) ++seen["include_pad"];
+    else if (p.divisor == Divisor::exclude_pad) ++seen["exclude_pad"];
+    else ++seen["full_kernel"];
+  }
+  expect_reached(seen, cases,
+                 {"scalar path", "unrolled k3 s1 packs", "packs of any window", "packs across rows",
+                  "rows shorter than a pack", "gaps between windows", "dilated windows", "strided overlapping windows",
+                  "windows past a row's start", "windows past a row's end", "divisor_override", "include_pad",
+                  "exclude_pad", "full_kernel"});
 }
 
 }  // namespace
