@@ -31,7 +31,8 @@
 // window's stride and across two (its decode-per-window path) and across more (its lane walk),
 // gaps between windows, dilated windows, windows wholly in the padding, a partial last window
 // (ceil mode) and a tail no window covers.
-// avg.gather.rows: the unrolled k3 s1 packs and the packs of any window, packs that cross rows,
+// avg.gather.rows: the unrolled k2, k3, k5 s1 packs, stride-1 lane walks, strided packs, reciprocal
+// and divided terms, packs that cross rows,
 // rows shorter than a pack, the scalar path, gaps between windows, dilated and strided windows,
 // windows past both ends of a row, each divisor rule and divisor_override.
 #include <gtest/gtest.h>
@@ -448,8 +449,23 @@ TEST(AvgGatherRowsReach, TheFuzzDrawsEveryRowStructure) {
     const int64_t lanes = 16 / dtype_size(p.dtype);
     const bool packed = p.in_elems() % lanes == 0;
     if (!packed) ++seen["scalar path"];
-    if (packed && rows_exact3(p)) ++seen["unrolled k3 s1 packs"];
-    if (packed && !rows_exact3(p)) ++seen["packs of any window"];
+    const bool unit = p.stride[2] == 1 && p.dilation[2] == 1;
+    const bool unrolled = unit && (p.kernel[2] == 2 || p.kernel[2] == 3 || p.kernel[2] == 5);
+    if (packed && unrolled) {
+      ++seen["unrolled k2, k3, k5 s1 packs"];
+      // A pack whose windows all lie inside the row (one shared reciprocal), and one whose don't.
+      bool inside = false, edge = false;
+      for (int64_t x = 0; x + lanes <= W; x += lanes) {
+        const int64_t first = x + pb - (k - 1), last = first + lanes + k - 2;
+        (first >= pb && last - pb + k - 1 < W ? inside : edge) = true;
+      }
+      if (inside && rows_windows_share(p)) ++seen["unrolled packs inside the row"];
+      if (edge) ++seen["unrolled packs at a row's edge"];
+    }
+    if (packed && p.stride[2] == 1 && !unrolled) ++seen["stride-1 lane walks"];
+    if (packed && p.stride[2] > 1) ++seen["strided packs"];
+    if (rows_windows_share(p)) ++seen["reciprocal terms"];
+    else ++seen["divided terms"];
     if (packed && W % lanes != 0) ++seen["packs across rows"];
     if (packed && W < lanes) ++seen["rows shorter than a pack"];
     if (s > k) ++seen["gaps between windows"];
@@ -463,7 +479,9 @@ TEST(AvgGatherRowsReach, TheFuzzDrawsEveryRowStructure) {
     else ++seen["full_kernel"];
   }
   expect_reached(seen, cases,
-                 {"scalar path", "unrolled k3 s1 packs", "packs of any window", "packs across rows",
+                 {"scalar path", "unrolled k2, k3, k5 s1 packs", "unrolled packs inside the row",
+                  "unrolled packs at a row's edge", "stride-1 lane walks", "strided packs",
+                  "reciprocal terms", "divided terms", "packs across rows",
                   "rows shorter than a pack", "gaps between windows", "dilated windows", "strided overlapping windows",
                   "windows past a row's start", "windows past a row's end", "divisor_override", "include_pad",
                   "exclude_pad", "full_kernel"});

@@ -7,15 +7,21 @@
 // instructions per dx element against the 63 the multiprocessors can issue at the ceiling's rate
 // (ncu, bench/results/2026-12-02_h200_direct_keys.md). It stages planes in shared memory behind
 // per-block window tables; avg.gather, with no staging, loads and divides each dy once per lane it
-// feeds. A 1D row needs neither: a work item here is V consecutive elements of flat dx (one
-// 16-byte pack, wherever rows begin). For a pack inside one row the windows that cover its
-// elements are one range of window numbers: each is loaded once (neighbouring items read the same
-// lines, which L1 holds) and divided by its own divisor once, and each lane sums those that have
-// it as a tap. With stride 1, no dilation and a kernel of 3 (kExact3) the pack's V + 2 windows are
-// unrolled and a lane's three are fixed registers: no tap tests. A pack that crosses a row's end,
-// and every element where packs do not fit (V = 1), walks its windows per lane.
-// A term is dy / divisor in the accumulator type and each lane sums its windows in ascending
-// order from zero, as avg.gather does: bitwise equal to it, deterministic, no atomics, each dx
+// feeds. A 1D row needs neither. A work item here is V consecutive elements of flat dx (one
+// 16-byte pack, wherever rows begin), and for a pack inside one row:
+//   - stride 1, no dilation, a kernel K of 2, 3 or 5: the pack's V + K - 1 windows are loaded
+//     once each into registers (neighbouring items read the same lines, which L1 holds) and lane
+//     v sums the K from its own, unrolled, with no tap tests; where all of them lie inside the
+//     row (every window but a row's first and last few) they share one reciprocal divisor;
+//   - other stride-1 windows (dilated, wider): each lane walks its taps;
+//   - strided windows: the windows that reach the pack are loaded once each, and each lane adds
+//     those that have it as a tap.
+// A pack that crosses a row's end, and every element where packs do not fit (V = 1), walks its
+// windows per lane.
+// Terms: where windows share elements, dy times the window's reciprocal divisor (two roundings,
+// inside the oracle's (terms + 2) u, as avg.gather.columns' terms); where none do, dy / divisor,
+// one rounding as the oracle and every avg variant compute it: bitwise equal to avg.gather there.
+// Each lane sums its windows in ascending order from zero: deterministic, no atomics, each dx
 // element written once.
 #pragma once
 
@@ -30,21 +36,47 @@
 
 namespace pg {
 
-// Stride 1, dilation 1, kernel 3: the unrolled path.
-inline bool rows_exact3(const Problem& p) { return p.kernel[2] == 3 && p.stride[2] == 1 && p.dilation[2] == 1; }
+// The kernels the unrolled path takes (stride 1, no dilation): the pack's V + K - 1 windows are
+// registers and a lane's K of them fixed ones, summed without tap tests. Others take the loops.
+template <class F>
+void with_rows_kernel(const Problem& p, F&& f) {
+  const bool unit = p.stride[2] == 1 && p.dilation[2] == 1;
+  if (unit && p.kernel[2] == 2) f(std::integral_constant<int, 2>{});
+  else if (unit && p.kernel[2] == 3) f(std::integral_constant<int, 3>{});
+  else if (unit && p.kernel[2] == 5) f(std::integral_constant<int, 5>{});
+  else f(std::integral_constant<int, 0>{});
+}
 
-template <class T, class Idx, int V, bool kExact3>
+// Whether some input element is a tap of two windows along W. Only then do terms multiply by a
+// rounded reciprocal divisor; where none is, every dx element is one dy / divisor, and the avg
+// variants agree bitwise (AvgVariants.AgreeBitwiseOnDisjointWindows).
+inline bool rows_windows_share(const Problem& p) { return p.effective_kernel(2) > p.stride[2] && p.out[2] >= 2; }
+
+template <class T, class Idx, int V, int K, bool kRecip>
 struct AvgGatherRowsBody {
   using A = accum_t<T>;
   AvgShape<Idx> g;  // 1D: axis 2 is the row, axes 0 and 1 are trivial
   Divider<Idx> by_w;
+  A full_recip;  // 1 / the divisor of a window with every tap inside the input (kernel, or the override)
   const T* dy;
   T* dx;
 
-  // dy / divisor of window o of the row whose dy starts at row_dy. The trivial axes count 1 under
-  // every rule, as avg.gather's per-axis product has them.
-  PG_HD A term(Idx row_dy, Idx o) const {
-    return static_cast<A>(to_float(dy[row_dy + o])) / g.template divisor<A>(1, 1, g.window_count(2, o));
+  // Window o's divisor; the trivial axes count 1 under every rule, as avg.gather's product has them.
+  PG_HD A divisor(Idx o) const { return g.template divisor<A>(1, 1, g.window_count(2, o)); }
+
+  // The term of window o of the row whose dy starts at row_dy: dy / divisor, or (kRecip) dy times
+  // the reciprocal, inside the oracle's (terms + 2) u as avg.gather.columns' terms are. `inner`:
+  // window o has every tap inside the row, and its reciprocal is full_recip.
+  PG_HD A term(Idx row_dy, Idx o, bool inner = false) const {
+    const A d = static_cast<A>(to_float(dy[row_dy + o]));
+    if constexpr (kRecip) return d * (inner ? full_recip : A(1) / divisor(o));
+    else return d / divisor(o);
+  }
+
+  // Windows whose taps all lie inside the row: they exist and share full_recip.
+  PG_HD bool inside(Idx first_o, Idx last_o) const {
+    const AvgAxis<Idx>& ax = g.axis[2];
+    return first_o * ax.stride >= ax.pad_begin && last_o * ax.stride - ax.pad_begin + ax.reach < ax.in;
   }
 
   // The sum of element x's windows in ascending order.
@@ -64,31 +96,49 @@ struct AvgGatherRowsBody {
     Idx row = by_w.div(e);
     Idx x = e - row * W;
     Pack<T, V> out;
-    if (x + V <= W) {
-      A acc[V];
-      const Idx row_dy = row * ax.out;
-      if constexpr (kExact3) {
-        // Windows first - 2 .. first + V - 1, first = x + pad: lane v's are q[v], q[v + 1],
-        // q[v + 2] in ascending order; a window outside [0, out) adds +0, which leaves a sum that
-        // starts from +0 as it is.
-        const Idx first = x + ax.pad_begin - 2;
-        A q[V + 2];
+    A acc[V];
 #pragma unroll
-        for (int j = 0; j < V + 2; ++j) {
-          const Idx o = first + j;
-          q[j] = static_cast<uint32_t>(o) < static_cast<uint32_t>(ax.out) ? term(row_dy, o) : A(0);
+    for (int v = 0; v < V; ++v) acc[v] = A(0);
+    if (x + V <= W) {
+      const Idx row_dy = row * ax.out;
+      if constexpr (K > 0) {
+        // Windows first .. first + V + K - 2, first = x + pad - (K - 1): lane v's are q[v] ..
+        // q[v + K - 1] in ascending order. A window outside [0, out) adds +0, which leaves a sum
+        // that starts from +0 as it is.
+        const Idx first = x + ax.pad_begin - (K - 1);
+        A q[V + K - 1];
+        if (kRecip && inside(first, first + V + K - 2)) {
+#pragma unroll
+          for (int j = 0; j < V + K - 1; ++j) q[j] = static_cast<A>(to_float(dy[row_dy + first + j])) * full_recip;
+        } else {
+#pragma unroll
+          for (int j = 0; j < V + K - 1; ++j) {
+            const Idx o = first + j;
+            q[j] = static_cast<uint32_t>(o) < static_cast<uint32_t>(ax.out) ? term(row_dy, o) : A(0);
+          }
         }
 #pragma unroll
-        for (int v = 0; v < V; ++v) acc[v] = ((A(0) + q[v]) + q[v + 1]) + q[v + 2];
+        for (int v = 0; v < V; ++v)
+#pragma unroll
+          for (int t = 0; t < K; ++t) acc[v] += q[v + t];
+      } else if (ax.stride == 1) {
+        // Lane v is tap t of window x + v + pad - t * dilation: descending taps, ascending windows.
+        const bool inner = inside(x + ax.pad_begin - ax.reach, x + V - 1 + ax.pad_begin);
+#pragma unroll
+        for (int v = 0; v < V; ++v)
+          for (Idx t = ax.kernel - 1; t >= 0; --t) {
+            const Idx o = x + v + ax.pad_begin - t * ax.dilation;
+            if (static_cast<uint32_t>(o) < static_cast<uint32_t>(ax.out)) acc[v] += term(row_dy, o, inner);
+          }
       } else {
-        // Windows from the first that reaches lane 0 to the last that starts by lane V - 1.
+        // Windows from the first that reaches lane 0 to the last that starts by lane V - 1, each
+        // loaded once; a lane adds those that have it as a tap.
         Idx lo, hi, lo_last, hi_last;
         ax.covering(x, &lo, &hi);
         ax.covering(x + V - 1, &lo_last, &hi_last);
-#pragma unroll
-        for (int v = 0; v < V; ++v) acc[v] = A(0);
+        const bool inner = inside(lo, hi_last);
         for (Idx o = lo; o <= hi_last; ++o) {
-          const A t = term(row_dy, o);
+          const A t = term(row_dy, o, inner);
           const Idx start = o * ax.stride - ax.pad_begin;
 #pragma unroll
           for (int v = 0; v < V; ++v) {
@@ -97,19 +147,19 @@ struct AvgGatherRowsBody {
           }
         }
       }
-#pragma unroll
-      for (int v = 0; v < V; ++v) out.v[v] = from_accum<T>(acc[v]);
     } else {
       // The pack crosses a row's end: each lane in its own row.
 #pragma unroll
       for (int v = 0; v < V; ++v) {
-        out.v[v] = from_accum<T>(element(row * ax.out, x));
+        acc[v] = element(row * ax.out, x);
         if (++x == W) {
           x = 0;
           ++row;
         }
       }
     }
+#pragma unroll
+    for (int v = 0; v < V; ++v) out.v[v] = from_accum<T>(acc[v]);
     store_pack<V>(dx, e, out);
   }
 };
@@ -133,17 +183,27 @@ struct AvgGatherRows : VariantDefaults {
     with_avg_types(p, [&](auto tag, auto idx) {
       using T = decltype(tag);
       using Idx = decltype(idx);
+      using A = accum_t<T>;
       constexpr int VW = kVecWidth<T>;
       // Full 16-byte packs of dx: aligned, and a whole number of them. The int64 path stays scalar.
       const bool packed = std::is_same_v<Idx, int32_t> && aligned16(b.dx) && p.in_elems() % VW == 0;
-      const auto run = [&]<int V, bool kExact3>() {
-        ex.template for_each<Idx>(p.in_elems() / V, AvgGatherRowsBody<T, Idx, V, kExact3>{
-            make_avg_shape<Idx>(p), Divider<Idx>(static_cast<Idx>(p.in[2])), static_cast<const T*>(b.dy),
+      const A full_recip = A(1) / (p.has_divisor_override ? static_cast<A>(p.divisor_override) : static_cast<A>(p.kernel[2]));
+      const auto run = [&]<int V, int K, bool kRecip>() {
+        ex.template for_each<Idx>(p.in_elems() / V, AvgGatherRowsBody<T, Idx, V, K, kRecip>{
+            make_avg_shape<Idx>(p), Divider<Idx>(static_cast<Idx>(p.in[2])), full_recip, static_cast<const T*>(b.dy),
             static_cast<T*>(b.dx)});
       };
-      if (!packed) run.template operator()<1, false>();
-      else if (rows_exact3(p)) run.template operator()<VW, true>();
-      else run.template operator()<VW, false>();
+      const bool recip = rows_windows_share(p);
+      if (!packed) {
+        if (recip) run.template operator()<1, 0, true>();
+        else run.template operator()<1, 0, false>();
+        return;
+      }
+      with_rows_kernel(p, [&](auto kernel) {
+        constexpr int K = decltype(kernel)::value;
+        if (recip) run.template operator()<VW, K, true>();
+        else run.template operator()<VW, K, false>();
+      });
     });
   }
 };
