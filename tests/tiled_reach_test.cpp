@@ -35,9 +35,6 @@
 // and divided terms, packs that cross rows,
 // rows shorter than a pack, the scalar path, gaps between windows, dilated and strided windows,
 // windows past both ends of a row, each divisor rule and divisor_override.
-// avg.gather.slide: the unrolled 3 x 3 and the predicated walk, one divisor for every window and
-// a divisor per window with window rows in the padding, columns cut into segments, window
-// columns past both edges, unequal kernels along H and W.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
@@ -53,7 +50,6 @@
 #include "kernels/avg/avg_gather_columns.hpp"
 #include "kernels/avg/avg_gather_planes.hpp"
 #include "kernels/avg/avg_gather_rows.hpp"
-#include "kernels/avg/avg_gather_slide.hpp"
 #include "kernels/avg/avg_gather_tiled.hpp"
 #include "kernels/max/max_direct.hpp"
 #include "kernels/max/max_direct_rows.hpp"
@@ -489,27 +485,6 @@ TEST(AvgGatherRowsReach, TheFuzzDrawsEveryRowStructure) {
                   "rows shorter than a pack", "gaps between windows", "dilated windows", "strided overlapping windows",
                   "windows past a row's start", "windows past a row's end", "divisor_override", "include_pad",
                   "exclude_pad", "full_kernel"});
-}
-
-TEST(AvgGatherSlideReach, TheFuzzDrawsEveryColumnStructure) {
-  Seen seen;
-  int cases = 0;
-  for (const Problem& p : fuzz_draws(Op::avg, AvgGatherSlide::domain())) {
-    if (!AvgGatherSlide::supports(p).ok || p.n == 0) continue;
-    ++cases;
-    double divisor;
-    const bool uniform = avg_uniform_divisor(p, &divisor);
-    ++seen[p.kernel[1] == 3 && p.kernel[2] == 3 ? "unrolled 3 x 3" : "predicated walk"];
-    ++seen[uniform ? "one divisor" : "a divisor per window"];
-    if (!uniform && p.pad_begin[1] + p.pad_end[1] > 0) ++seen["per-window divisors, window rows in the padding"];
-    if (slide_segment_rows(p) < p.in[1]) ++seen["columns cut into segments"];
-    if (p.pad_begin[2] > 0 && p.pad_end[2] > 0) ++seen["window columns past both edges"];
-    if (p.kernel[1] != p.kernel[2]) ++seen["unequal kernels"];
-  }
-  expect_reached(seen, cases,
-                 {"unrolled 3 x 3", "predicated walk", "one divisor", "a divisor per window",
-                  "per-window divisors, window rows in the padding", "columns cut into segments",
-                  "window columns past both edges", "unequal kernels"});
 }
 
 }  // namespace
