@@ -168,14 +168,8 @@ struct AvgGatherRows : VariantDefaults {
   static constexpr PoolTraits traits{
       .name = "avg.gather.rows", .op = Op::avg, .inputs = Inputs::dy_only, .deterministic = true};
   // 1D channels-first, any window; rows from a few elements to a few dozen, so that packs cross
-  // rows and rows are shorter than a pack; one free axis in three a wide kernel.
-  static Domain domain() {
-    Domain d;
-    d.min_dims = d.max_dims = 1;
-    d.layouts = {Layout::channels_first};
-    d.reach[2] = 40;
-    return d;
-  }
+  // rows and rows are shorter than a pack.
+  static Domain domain() { return channels_first_rows(); }
 
   template <class Exec>
   static void launch(const Exec& ex, const Problem& p, const BwdBuffers& b) {

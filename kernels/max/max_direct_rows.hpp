@@ -134,11 +134,8 @@ struct MaxDirectRows : MaxVariant<MaxDirectRows> {
   // 1D channels-first, disjoint windows; rows from a few elements to a few dozen, so that packs
   // straddle windows, rows and planes in every way.
   static Domain domain() {
-    Domain d;
-    d.min_dims = d.max_dims = 1;
+    Domain d = channels_first_rows();
     d.windows = WindowRule::disjoint;
-    d.layouts = {Layout::channels_first};
-    d.reach[2] = 40;
     return d;
   }
 

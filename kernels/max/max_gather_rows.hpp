@@ -220,13 +220,7 @@ struct MaxGatherRows : MaxVariant<MaxGatherRows> {
   // 1D, channels-first, every window, dtype, index format and type whose one-position-per-thread
   // segment's windows fit in shared memory (supports()). Rows up to several CPU segments long
   // with a partial last one.
-  static Domain domain() {
-    Domain d;
-    d.min_dims = d.max_dims = 1;
-    d.layouts = {Layout::channels_first};
-    d.reach[2] = 40;
-    return d;
-  }
+  static Domain domain() { return channels_first_rows(); }
 
   static Support supports(const Problem& p) {
     MaxRowsPlan plan;

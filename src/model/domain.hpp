@@ -87,6 +87,17 @@ struct Domain {
   std::string describe_windows() const;
 };
 
+// The domain of a 1D channels-first row variant (max.gather.rows, max.direct.rows,
+// avg.gather.rows): any window, W growing up to 40 past its minimum, so that rows span several
+// packs or segments, packs cross rows and rows end in a partial one.
+inline Domain channels_first_rows() {
+  Domain d;
+  d.min_dims = d.max_dims = 1;
+  d.layouts = {Layout::channels_first};
+  d.reach[2] = 40;
+  return d;
+}
+
 // A leading axis that a 2D (or 1D) problem carries: size 1, one window, kernel 1, no padding.
 bool axis_trivial(const Problem& p, int axis);
 
