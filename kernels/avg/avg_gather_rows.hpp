@@ -114,7 +114,7 @@ struct AvgGatherRowsBody {
 #pragma unroll
           for (int j = 0; j < V + K - 1; ++j) {
             const Idx o = first + j;
-            q[j] = static_cast<uint32_t>(o) < static_cast<uint32_t>(ax.out) ? term(row_dy, o) : A(0);
+            q[j] = o >= 0 && o < ax.out ? term(row_dy, o) : A(0);
           }
         }
 #pragma unroll
@@ -122,14 +122,17 @@ struct AvgGatherRowsBody {
 #pragma unroll
           for (int t = 0; t < K; ++t) acc[v] += q[v + t];
       } else if (ax.stride == 1) {
-        // Lane v is tap t of window x + v + pad - t * dilation: descending taps, ascending windows.
+        // Lane v is tap t of window top - t * dilation, top = x + v + pad: descending taps,
+        // ascending windows, only the taps whose window exists (a kernel of 2^40 visits a few).
         const bool inner = inside(x + ax.pad_begin - ax.reach, x + V - 1 + ax.pad_begin);
 #pragma unroll
-        for (int v = 0; v < V; ++v)
-          for (Idx t = ax.kernel - 1; t >= 0; --t) {
-            const Idx o = x + v + ax.pad_begin - t * ax.dilation;
-            if (static_cast<uint32_t>(o) < static_cast<uint32_t>(ax.out)) acc[v] += term(row_dy, o, inner);
-          }
+        for (int v = 0; v < V; ++v) {
+          const Idx top = x + v + ax.pad_begin, over = top - (ax.out - 1);
+          Idx t_hi = ax.by_dilation.div(top);
+          if (t_hi > ax.kernel - 1) t_hi = ax.kernel - 1;
+          const Idx t_lo = over <= 0 ? Idx{0} : ax.by_dilation.div(over + ax.dilation - 1);
+          for (Idx t = t_hi; t >= t_lo; --t) acc[v] += term(row_dy, top - t * ax.dilation, inner);
+        }
       } else {
         // Windows from the first that reaches lane 0 to the last that starts by lane V - 1, each
         // loaded once; a lane adds those that have it as a tap.
