@@ -31,10 +31,10 @@
 // window's stride and across two (its decode-per-window path) and across more (its lane walk),
 // gaps between windows, dilated windows, windows wholly in the padding, a partial last window
 // (ceil mode) and a tail no window covers.
-// avg.gather.rows: the unrolled k2, k3, k5 s1 packs, stride-1 lane walks, strided packs, reciprocal
-// and divided terms, packs that cross rows,
-// rows shorter than a pack, the scalar path, gaps between windows, dilated and strided windows,
-// windows past both ends of a row, each divisor rule and divisor_override.
+// avg.gather.rows: the unrolled k2, k3, k5 s1 packs (inside a row and at its edges), stride-1
+// lane walks, strided packs, reciprocal and divided terms, packs that cross rows, rows shorter
+// than a pack, the scalar path, gaps between windows, dilated and strided windows, windows past
+// both ends of a row, each divisor rule and divisor_override.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
