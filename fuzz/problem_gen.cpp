@@ -37,8 +37,9 @@ void listed_axis(Problem& p, int a, const Domain& d, const WindowShape& s, bool 
 // (the domain's wide_kernel_one_in) a wide undilated kernel of 5-9 (SPP-style windows: with
 // stride 1 an element is a tap of more than 4 windows, past avg.gather.tiled's unrolled tap
 // loop); dilation up to 3 (when the domain has it), stride up to 4 (1 for a unit-stride domain),
-// pads up to the effective kernel on either side (windows wholly in padding), and now and then a
-// kernel-1 axis with padding (legal under ONNX; its edge windows hold no tap).
+// pads up to the effective kernel on either side (windows wholly in padding; for a unit-stride
+// domain mostly "same" pads, out == in), and now and then a kernel-1 axis with padding (legal
+// under ONNX; its edge windows hold no tap).
 void free_axis(Problem& p, int a, const Domain& d, bool asymmetric) {
   const bool disjoint = d.windows == WindowRule::disjoint;
   const bool k1_padded =
@@ -66,6 +67,16 @@ void free_axis(Problem& p, int a, const Domain& d, bool asymmetric) {
     p.pad_end[a] = *rc::gen::inRange<int64_t>(0, eff + 1);
   } else {
     p.pad_begin[a] = p.pad_end[a] = *rc::gen::inRange<int64_t>(0, p.kernel[a] / 2 + 1);
+  }
+  // Stride 1: three times in four "same" padding, out == in along the axis (Inception's k3s1p1, the
+  // commonest stride-1 window), which drawn pads rarely give on every axis at once.
+  if (unit_stride && *rc::gen::weightedOneOf<bool>({{1, rc::gen::just(false)}, {3, rc::gen::just(true)}})) {
+    if (asymmetric) {
+      p.pad_begin[a] = *rc::gen::inRange<int64_t>(0, eff);
+      p.pad_end[a] = eff - 1 - p.pad_begin[a];
+    } else if (eff % 2 == 1) {
+      p.pad_begin[a] = p.pad_end[a] = (eff - 1) / 2;
+    }
   }
 }
 

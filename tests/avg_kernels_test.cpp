@@ -32,7 +32,7 @@ namespace {
 
 // An avg problem from its trailing spatial axes ({W}, {H, W} or {D, H, W}); window parameters
 // apply to every given axis.
-Problem avg_problem(int64_t n, int64_t c, std::initializer_list<int64_t> in, int64_t k, int64_t s, int64_t pad,
+Problem avg_problem(int64_t n, int64_t c, const std::vector<int64_t>& in, int64_t k, int64_t s, int64_t pad,
                     Divisor divisor = Divisor::include_pad) {
   Problem p;
   p.op = Op::avg;
@@ -444,6 +444,77 @@ TEST(AvgKernels, RowsTakesEveryPath) {
   finalize(cl);
   const Problem outside[] = {avg_problem(2, 3, {9, 13}, 3, 1, 1), avg_problem(1, 2, {4, 5, 6}, 3, 1, 1), cl};
   for (const Problem& p : outside) EXPECT_FALSE(runs(*rows, p)) << to_string(p);
+}
+
+TEST(AvgKernels, FlatTakesEveryPath) {
+  // avg.gather.flat (2D and 3D channels-first, stride 1): the unrolled k2, k3 and k5 packs with
+  // dy read as packs (at every offset in a pack: 35-wide rows) and as single values (dy not a
+  // whole number of packs), the walk of other W kernels (k4, a kernel-1 W axis with padding, a
+  // 3 x 1 window), packs that cross rows and rows shorter than a pack (parts), windows wholly
+  // inside the input (one reciprocal) and at the edges (a reciprocal a window), the scalar path
+  // (C * H * W odd); every divisor rule, f32, bf16 and f64.
+  const Variant* flat = find_variant("avg.gather.flat");
+  const Variant* gather = find_variant("avg.gather");
+  ASSERT_NE(flat, nullptr);
+  ASSERT_NE(gather, nullptr);
+  struct Shape {
+    int64_t n, c;
+    std::vector<int64_t> in;
+    int64_t kh, kw, pad_h, pad_w;
+  };
+  const Shape shapes[] = {
+      {2, 3, {35, 35}, 3, 3, 1, 1},      // Inception's k3s1p1: packs across rows at every offset
+      {1, 4, {17, 17}, 3, 3, 1, 1},      // Mixed_6b
+      {2, 2, {9, 16}, 2, 2, 1, 1},       // k2
+      {1, 3, {11, 20}, 5, 5, 2, 2},      // k5
+      {1, 2, {9, 13}, 4, 4, 1, 2},       // k4: the lane walk
+      {2, 2, {6, 10}, 3, 1, 1, 1},       // 3 x 1, a padded kernel-1 W axis: the lane walk
+      {2, 3, {7, 3}, 3, 3, 1, 1},        // rows shorter than a pack
+      {1, 1, {7, 4}, 2, 2, 0, 0},        // dx whole packs, dy (6 x 3) not: single loads
+      {3, 1, {5, 7}, 3, 3, 1, 1},        // C * H * W odd: the scalar path
+      {1, 2, {4, 6, 10}, 3, 3, 1, 1},    // 3D k3s1p1
+      {1, 2, {5, 7, 9}, 2, 3, 0, 1},     // 3D, unpadded D/H, k2 along D/H
+  };
+  for (const Shape& sh : shapes)
+    for (Divisor rule : {Divisor::include_pad, Divisor::full_kernel, Divisor::exclude_pad})
+      for (DType t : {DType::f32, DType::bf16, DType::f64}) {
+        Problem p = avg_problem(sh.n, sh.c, sh.in, 1, 1, 0, rule);
+        p.pad_limit = PadLimit::none;  // the padded kernel-1 axis (ONNX allows it)
+        for (int a = kAxes - p.dims; a < kAxes; ++a) {
+          const bool w = a == kAxes - 1;
+          p.kernel[a] = w ? sh.kw : sh.kh;
+          p.pad_begin[a] = p.pad_end[a] = w ? sh.pad_w : sh.pad_h;
+        }
+        p.dtype = t;
+        finalize(p);
+        EXPECT_TRUE(runs(*flat, p)) << to_string(p) << ": " << why(*flat, p);
+        verify_all(p, DataKind::real);
+      }
+  // One window per plane: no element is a tap of two windows, and the terms are avg.gather's,
+  // the same bits on any data.
+  for (Divisor rule : {Divisor::include_pad, Divisor::exclude_pad}) {
+    const Problem one = avg_problem(2, 4, {3, 3}, 5, 1, 1, rule);
+    ASSERT_TRUE(runs(*flat, one)) << why(*flat, one);
+    ASSERT_FALSE(undilated_windows_overlap(one));
+    std::vector<double> dy(static_cast<size_t>(one.out_elems()));
+    for (size_t i = 0; i < dy.size(); ++i) dy[i] = std::sin(0.7 * static_cast<double>(i) + 0.3) * 3.1;
+    EXPECT_EQ(backward(*flat, one, dy), backward(*gather, one, dy)) << to_string(one);
+  }
+  Problem overridden = avg_problem(2, 3, {35, 35}, 3, 1, 1);
+  overridden.has_divisor_override = true;
+  overridden.divisor_override = -7;
+  finalize(overridden);
+  EXPECT_TRUE(runs(*flat, overridden)) << why(*flat, overridden);
+  verify_all(overridden, DataKind::real);
+  // Only 2D and 3D channels-first stride-1 undilated windows.
+  Problem cl = avg_problem(2, 8, {9, 12}, 3, 1, 1);
+  cl.layout = Layout::channels_last;
+  finalize(cl);
+  Problem dilated = avg_problem(1, 2, {9, 12}, 3, 1, 2);
+  dilated.dilation[2] = 2;
+  finalize(dilated);
+  const Problem outside[] = {avg_problem(2, 3, {40}, 3, 1, 1), avg_problem(1, 2, {9, 12}, 3, 2, 1), cl, dilated};
+  for (const Problem& p : outside) EXPECT_FALSE(runs(*flat, p)) << to_string(p);
 }
 
 TEST(AvgKernels, Box3Path) {

@@ -35,6 +35,11 @@
 // lane walks, strided packs, reciprocal and divided terms, packs that cross rows, rows shorter
 // than a pack, the scalar path, gaps between windows, dilated and strided windows, windows past
 // both ends of a row, each divisor rule and divisor_override.
+// avg.gather.flat: 2D and 3D, the unrolled k2, k3, k5 packs with dy read as packs at an offset in
+// a pack and as single values, flat runs (out == in) with one divisor and a divisor per window,
+// across rows, and runs longer than a row, the lane walk of other W kernels, packs that cross rows, rows
+// shorter than a pack, the scalar path, parts whose windows all lie inside (one reciprocal) and
+// edge parts, reciprocal and divided terms, each divisor rule and divisor_override.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
@@ -48,6 +53,7 @@
 #include "fuzz/problem_gen.hpp"
 #include "kernels/avg/avg_broadcast_plane.hpp"
 #include "kernels/avg/avg_gather_columns.hpp"
+#include "kernels/avg/avg_gather_flat.hpp"
 #include "kernels/avg/avg_gather_planes.hpp"
 #include "kernels/avg/avg_gather_rows.hpp"
 #include "kernels/avg/avg_gather_tiled.hpp"
@@ -485,6 +491,61 @@ TEST(AvgGatherRowsReach, TheFuzzDrawsEveryRowStructure) {
                   "rows shorter than a pack", "gaps between windows", "dilated windows", "strided overlapping windows",
                   "windows past a row's start", "windows past a row's end", "divisor_override", "include_pad",
                   "exclude_pad", "full_kernel"});
+}
+
+TEST(AvgGatherFlatReach, TheFuzzDrawsEveryPackStructure) {
+  Seen seen;
+  int cases = 0;
+  for (const Problem& p : fuzz_draws(Op::avg, AvgGatherFlat::domain())) {
+    if (!AvgGatherFlat::supports(p).ok || p.n == 0) continue;
+    ++cases;
+    const int64_t W = p.in[2], H = p.in[1], kw = p.kernel[2], kh = p.kernel[1], pw = p.pad_begin[2];
+    const int64_t lanes = 16 / dtype_size(p.dtype);
+    ++seen[p.dims == 3 ? "3D problems" : "2D problems"];
+    const bool packed = p.in_elems() % lanes == 0;
+    if (!packed) ++seen["scalar path"];
+    const bool unrolled = kw == 2 || kw == 3 || kw == 5;
+    if (packed && unrolled) {
+      ++seen["unrolled k2, k3, k5 packs"];
+      if (p.out_elems() % lanes != 0) ++seen["dy read as single values"];
+      else if (W % lanes != 0 || (pw - (kw - 1)) % lanes != 0) ++seen["dy read as packs at an offset"];
+    }
+    if (packed && !unrolled) ++seen["lane walks"];
+    // out == in on every axis: same()'s flat runs, where a run fits two rows.
+    const bool same = p.out[0] == p.in[0] && p.out[1] == p.in[1] && W == p.out[2];
+    if (packed && unrolled && same && undilated_windows_overlap(p)) {
+      double divisor = 0;
+      if (W < lanes + kw - 1) ++seen["flat runs longer than a row (parts)"];
+      else {
+        ++seen[avg_uniform_divisor(p, &divisor) ? "flat runs, one divisor" : "flat runs, a divisor per window"];
+        if (W % lanes != 0) ++seen["flat runs across rows"];
+      }
+    }
+    if (packed && W % lanes != 0) ++seen["packs across rows"];
+    if (packed && W < lanes) ++seen["rows shorter than a pack"];
+    if (undilated_windows_overlap(p)) {
+      ++seen["reciprocal terms"];
+      // A part whose windows all lie inside the input along H and W, and one at an edge.
+      bool inside_w = false;
+      for (int64_t x = 0; x + lanes <= W; x += lanes) inside_w |= x - (kw - 1) >= 0 && x + lanes - 1 + kw - 1 < W;
+      const bool inside_h = H >= 2 * kh - 1 && (p.dims < 3 || p.in[0] >= 2 * p.kernel[0] - 1);
+      if (packed && inside_w && inside_h) ++seen["parts inside the input"];
+      if (pw > 0 || p.pad_begin[1] > 0) ++seen["parts at a padded edge"];
+    } else {
+      ++seen["divided terms"];
+    }
+    if (p.has_divisor_override) ++seen["divisor_override"];
+    else if (p.divisor == Divisor::include_pad) ++seen["include_pad"];
+    else if (p.divisor == Divisor::exclude_pad) ++seen["exclude_pad"];
+    else ++seen["full_kernel"];
+  }
+  expect_reached(seen, cases,
+                 {"2D problems", "3D problems", "scalar path", "unrolled k2, k3, k5 packs", "dy read as single values",
+                  "dy read as packs at an offset", "lane walks", "flat runs longer than a row (parts)",
+                  "flat runs, one divisor", "flat runs, a divisor per window", "flat runs across rows",
+                  "packs across rows", "rows shorter than a pack",
+                  "reciprocal terms", "parts inside the input", "parts at a padded edge", "divided terms",
+                  "divisor_override", "include_pad", "exclude_pad", "full_kernel"});
 }
 
 }  // namespace

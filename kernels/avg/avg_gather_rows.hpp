@@ -36,17 +36,6 @@
 
 namespace pg {
 
-// The kernels the unrolled path takes (stride 1, no dilation): the pack's V + K - 1 windows are
-// registers and a lane's K of them fixed ones, summed without tap tests. Others take the loops.
-template <class F>
-void with_rows_kernel(const Problem& p, F&& f) {
-  const bool unit = p.stride[2] == 1 && p.dilation[2] == 1;
-  if (unit && p.kernel[2] == 2) f(std::integral_constant<int, 2>{});
-  else if (unit && p.kernel[2] == 3) f(std::integral_constant<int, 3>{});
-  else if (unit && p.kernel[2] == 5) f(std::integral_constant<int, 5>{});
-  else f(std::integral_constant<int, 0>{});
-}
-
 // Whether some input element is a tap of two windows along W. Only then do terms multiply by a
 // rounded reciprocal divisor; where none is, every dx element is one dy / divisor, and the avg
 // variants agree bitwise (AvgVariants.AgreeBitwiseOnDisjointWindows).
@@ -71,12 +60,6 @@ struct AvgGatherRowsBody {
     const A d = static_cast<A>(to_float(dy[row_dy + o]));
     if constexpr (kRecip) return d * (inner ? full_recip : A(1) / divisor(o));
     else return d / divisor(o);
-  }
-
-  // Windows whose taps all lie inside the row: they exist and share full_recip.
-  PG_HD bool inside(Idx first_o, Idx last_o) const {
-    const AvgAxis<Idx>& ax = g.axis[2];
-    return first_o * ax.stride >= ax.pad_begin && last_o * ax.stride - ax.pad_begin + ax.reach < ax.in;
   }
 
   // The sum of element x's windows in ascending order.
@@ -107,7 +90,7 @@ struct AvgGatherRowsBody {
         // that starts from +0 as it is.
         const Idx first = x + ax.pad_begin - (K - 1);
         A q[V + K - 1];
-        if (kRecip && inside(first, first + V + K - 2)) {
+        if (kRecip && ax.windows_inside(first, first + V + K - 2)) {
 #pragma unroll
           for (int j = 0; j < V + K - 1; ++j) q[j] = static_cast<A>(to_float(dy[row_dy + first + j])) * full_recip;
         } else {
@@ -124,7 +107,7 @@ struct AvgGatherRowsBody {
       } else if (ax.stride == 1) {
         // Lane v is tap t of window top - t * dilation, top = x + v + pad: descending taps,
         // ascending windows, only the taps whose window exists (a kernel of 2^40 visits a few).
-        const bool inner = inside(x + ax.pad_begin - ax.reach, x + V - 1 + ax.pad_begin);
+        const bool inner = ax.windows_inside(x + ax.pad_begin - ax.reach, x + V - 1 + ax.pad_begin);
 #pragma unroll
         for (int v = 0; v < V; ++v) {
           const Idx top = x + v + ax.pad_begin, over = top - (ax.out - 1);
@@ -139,7 +122,7 @@ struct AvgGatherRowsBody {
         Idx lo, hi, lo_last, hi_last;
         ax.covering(x, &lo, &hi);
         ax.covering(x + V - 1, &lo_last, &hi_last);
-        const bool inner = inside(lo, hi_last);
+        const bool inner = ax.windows_inside(lo, hi_last);
         for (Idx o = lo; o <= hi_last; ++o) {
           const A t = term(row_dy, o, inner);
           const Idx start = o * ax.stride - ax.pad_begin;
@@ -196,7 +179,7 @@ struct AvgGatherRows : VariantDefaults {
         else run.template operator()<1, 0, false>();
         return;
       }
-      with_rows_kernel(p, [&](auto kernel) {
+      with_unrolled_w_kernel(p, [&](auto kernel) {
         constexpr int K = decltype(kernel)::value;
         if (recip) run.template operator()<VW, K, true>();
         else run.template operator()<VW, K, false>();

@@ -68,6 +68,12 @@ struct AvgAxis {
     return *o < out && k <= reach && (dilation == 1 || by_dilation.mod(k) == 0);
   }
 
+  // Whether windows first_o .. last_o all have every tap inside the input: under every divisor
+  // rule they count the whole kernel.
+  PG_HD bool windows_inside(Idx first_o, Idx last_o) const {
+    return first_o * stride >= pad_begin && last_o * stride - pad_begin + reach < in;
+  }
+
   // Input positions [*first, *last] of window o's taps that lie inside the input, stepping by
   // the dilation (empty when *first > *last).
   PG_HD void inside_taps(Idx o, Idx* first, Idx* last) const {
@@ -147,6 +153,18 @@ AvgShape<Idx> make_avg_shape(const Problem& p) {
   g.override_value = p.divisor_override;
   g.small_windows = p.taps() <= (int64_t{1} << 24);
   return g;
+}
+
+// The W kernels that the pack gathers (avg.gather.rows, avg.gather.flat) unroll, for stride-1
+// undilated windows: a pack's V + K - 1 windows are registers and a lane's K of them fixed ones,
+// summed without tap tests. Others (0) take a loop.
+template <class F>
+void with_unrolled_w_kernel(const Problem& p, F&& f) {
+  const bool unit = p.stride[2] == 1 && p.dilation[2] == 1;
+  if (unit && p.kernel[2] == 2) f(std::integral_constant<int, 2>{});
+  else if (unit && p.kernel[2] == 3) f(std::integral_constant<int, 3>{});
+  else if (unit && p.kernel[2] == 5) f(std::integral_constant<int, 5>{});
+  else f(std::integral_constant<int, 0>{});
 }
 
 // Whether every window has the same divisor: an override or the kernel size, or along every axis

@@ -8,6 +8,7 @@
 #include "kernels/avg/avg_gather.hpp"
 #include "kernels/avg/avg_gather_box3.hpp"
 #include "kernels/avg/avg_gather_columns.hpp"
+#include "kernels/avg/avg_gather_flat.hpp"
 #include "kernels/avg/avg_gather_k3s2.hpp"
 #include "kernels/avg/avg_gather_planes.hpp"
 #include "kernels/avg/avg_gather_rows.hpp"
@@ -20,6 +21,6 @@ namespace pg {
 
 using AvgVariants = VariantList<AvgScatterAtomic, AvgGather, AvgGatherBox3, AvgDirect, AvgDirectExactCl, AvgDirectExactCf,
                                 AvgGatherTiled, AvgGatherK3S2, AvgGatherPlanes, AvgGatherStream, AvgBroadcastPlane,
-                                AvgGatherColumns, AvgGatherRows>;
+                                AvgGatherColumns, AvgGatherRows, AvgGatherFlat>;
 
 }  // namespace pg

@@ -1,0 +1,316 @@
+// avg.gather.flat: the average pool backward of 2D and 3D channels-first problems with stride-1,
+// undilated windows (Inception's k3s1p1 branch pools, the 3D k3s1p1 blocks), any kernel, padding,
+// divisor rule and divisor_override, every dtype, as 16-byte packs of flat dx.
+//
+// Why: the gathers before it stage dy in shared memory: avg.gather.columns and .planes ran
+// Inception's k3s1p1 rows at 64-67% of the copy ceiling on the H100 (2026-12-05), columns waiting
+// on its barriers with no eligible warp 63% of the time and its blocks filling 1.11 waves; a
+// 35 x 35 row is no whole number of packs, so avg.gather.box3 declines it. avg.gather.rows, a
+// pack of flat dx reading the windows that cover it straight from dy (L1 holds what neighbouring
+// packs share), runs Conformer's 1D k3s1p1 row at 89%. Here the same pack, for D and H too: a
+// work item is V consecutive elements of flat dx, wherever rows begin, and per window row (oz, oy)
+// covering its row:
+//   - a W kernel K of 2, 3 or 5: the pack's V + K - 1 windows of that row are loaded once, as the
+//     aligned 16-byte packs of dy that hold them (up to three) and picked out at the run's offset
+//     in the pack, one of V cases (the same case for every lane where out == in along H and W, as
+//     with "same" padding, so the warp does not diverge); lane v sums the K from its own, with no
+//     tap tests, windows outside the row masked to zero;
+//   - other W kernels: each lane walks its windows.
+// A pack that crosses a row's end is computed in parts, one per row it holds, each the same
+// gather with the lanes of the other rows discarded: no per-element path, so 35-wide rows (a
+// crossing in one pack of nine) cost two parts in the warps that hold one.
+// Terms: where windows share elements, either the raw dy summed and multiplied once by the one
+// reciprocal divisor when every window of the part has all its taps inside the input, or each dy
+// times its window's reciprocal (two roundings; inside the oracle's (terms + 2) u, as
+// avg.gather.rows' and .columns' terms); where no element is a tap of two windows, dy / divisor,
+// one rounding as every avg variant computes it: bitwise equal to avg.gather there. Each lane
+// sums in a fixed order: deterministic, no atomics, each dx element written once.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "kernels/avg/avg_geometry.hpp"
+#include "kernels/common/exec.hpp"
+#include "kernels/common/pack.hpp"
+#include "kernels/common/variant_defaults.hpp"
+#include "src/model/variant.hpp"
+
+namespace pg {
+
+// Calls f(std::integral_constant<int, S>{}) for S = sh, 0 <= sh < V: a pick at a run-time offset,
+// which each case makes at fixed register places (the last case takes what is left).
+template <int V, int S = 0, class F>
+PG_HD void flat_pick_at(int sh, F& f) {
+  if constexpr (S + 1 == V) f(std::integral_constant<int, S>{});
+  else if (sh == S) f(std::integral_constant<int, S>{});
+  else flat_pick_at<V, S + 1>(sh, f);
+}
+
+template <class T, class Idx, int V, int K, bool kRecip, bool kSame>
+struct AvgGatherFlatBody {
+  using A = accum_t<T>;
+  // A pack's windows along one window row with an unrolled K (the walk keeps none).
+  static constexpr int kRun = K > 0 ? V + K - 1 : 1;
+  // Aligned packs of dy that hold a run of kRun values at any offset in its first.
+  static constexpr int kLoads = (3 * V + K - 3) / V;
+
+  AvgShape<Idx> g;
+  Divider<Idx> by_w;  // flat dx element -> row of W
+  A full_recip;       // 1 / the divisor of a window with every tap inside the input (kernel volume, or the override)
+  A uniform_recip;    // where every window has one divisor (`uniform`): 1 / it
+  bool uniform;       // every window has one divisor and windows share elements: raw sums, one multiply
+  bool packed_dy;     // dy is 16-byte aligned and a whole number of packs: runs are loaded as packs
+  Idx dy_elems;
+  const T* dy;
+  T* dx;
+
+  // Window (oz, oy, ox)'s term for its dy value d; cz, cy: its counts along D and H.
+  PG_HD A term(A d, Idx cz, Idx cy, Idx ox) const {
+    const A divisor = g.template divisor<A>(cz, cy, g.window_count(2, ox));
+    if constexpr (kRecip) return d * (A(1) / divisor);
+    else return d / divisor;
+  }
+
+  // q[j] = dy[s + j] for s + j in [lo, hi] (within dy); other q[j] are left unspecified (0 or a
+  // neighbour) for the caller to mask. As the aligned packs of dy that intersect [lo, hi] when dy
+  // is packed, picked out at the run's offset in its first pack; as single values otherwise.
+  PG_HD void load_run(Idx s, Idx lo, Idx hi, A (&q)[kRun]) const {
+    if (packed_dy) {
+      const Idx at = s & ~Idx(V - 1);  // the pack holding s (floor, also below 0)
+      Pack<T, V> c[kLoads] = {};
+#pragma unroll
+      for (int i = 0; i < kLoads; ++i) {
+        const Idx base = at + i * V;
+        if (base <= hi && base + V - 1 >= lo) c[i] = load_pack<V>(dy, base);
+      }
+      auto pick = [&](auto shift) {
+        constexpr int S = decltype(shift)::value;
+#pragma unroll
+        for (int j = 0; j < kRun; ++j) q[j] = static_cast<A>(to_float(c[(S + j) / V].v[(S + j) % V]));
+      };
+      flat_pick_at<V>(static_cast<int>(s - at), pick);
+    } else {
+#pragma unroll
+      for (int j = 0; j < kRun; ++j) q[j] = s + j >= lo && s + j <= hi ? static_cast<A>(to_float(dy[s + j])) : A(0);
+    }
+  }
+
+  // out == in on every axis (kSame): window (z + dz, y + dr, x + dc) of dx element e has its dy at
+  // e + (dz * H + dr) * W + dc, whichever row e is in. So a pack's V + K - 1 windows of a window
+  // row are one run of dy even where the pack crosses into the next row, at the same offset in a
+  // pack for every lane. The runs of the valid window rows are summed column by column (R), and
+  // lane v then adds R[v + t] for its taps t whose window column lies in its own row. False (and
+  // nothing done) where the pack's two rows have different valid window rows (the first and last
+  // rows of a plane, a pack that crosses planes) or a run could span three rows (W < V + K - 1):
+  // those take part().
+  PG_HD bool same(Idx e, A (&acc)[V]) const {
+    const AvgAxis<Idx>&ad = g.axis[0], &ah = g.axis[1], &aw = g.axis[2];
+    const Idx W = aw.in, H = ah.in;
+    if (W < kRun) return false;
+    const Idx row = by_w.div(e), x0 = e - row * W;
+    const Idx rest = g.by_in[1].div(row), y = row - rest * H;
+    const Idx z = rest - g.by_in[0].div(rest) * ad.in;
+    const Idx cut = W - x0;  // lanes cut .. V - 1 lie in row y + 1
+    const bool split = cut < V;
+    // Valid window-row offsets, dr in [dr_lo, dr_hi] (0 <= y + dr < H), dz likewise.
+    const Idx top = ah.pad_begin - (ah.kernel - 1);
+    const Idx dr_lo = top > -y ? top : -y, dr_hi = ah.pad_begin < H - 1 - y ? ah.pad_begin : H - 1 - y;
+    if (split) {
+      if (y + 1 == H) return false;
+      const Idx lo_b = top > -(y + 1) ? top : -(y + 1), hi_b = ah.pad_begin < H - 2 - y ? ah.pad_begin : H - 2 - y;
+      if (lo_b != dr_lo || hi_b != dr_hi) return false;
+    }
+    const Idx front = ad.pad_begin - (ad.kernel - 1);
+    const Idx dz_lo = front > -z ? front : -z, dz_hi = ad.pad_begin < ad.in - 1 - z ? ad.pad_begin : ad.in - 1 - z;
+    const Idx dc0 = aw.pad_begin - (K - 1), ox0 = x0 + dc0;  // window column of R[0] in row y
+    A R[kRun];
+#pragma unroll
+    for (int j = 0; j < kRun; ++j) R[j] = A(0);
+    for (Idx dz = dz_lo; dz <= dz_hi; ++dz) {
+      for (Idx dr = dr_lo; dr <= dr_hi; ++dr) {
+        const Idx s = e + (dz * H + dr) * W + dc0;
+        A q[kRun];
+        load_run(s, s > 0 ? s : Idx{0}, s + kRun - 1 < dy_elems ? s + kRun - 1 : dy_elems - 1, q);
+        if (uniform) {
+#pragma unroll
+          for (int j = 0; j < kRun; ++j) R[j] += q[j];
+        } else if (!split && aw.windows_inside(ox0, ox0 + kRun - 1)) {
+          // The run's windows share their counts along W: one divisor for the window row.
+          const A r = A(1) / g.template divisor<A>(g.window_count(0, z + dz), g.window_count(1, y + dr), aw.kernel);
+#pragma unroll
+          for (int j = 0; j < kRun; ++j) R[j] += q[j] * r;
+        } else {
+          // Window j lies in row y + dr, or past its end in row y + 1 + dr; one outside both is no
+          // lane's (masked below).
+          const Idx cz = g.window_count(0, z + dz), cy = g.window_count(1, y + dr);
+          const Idx cy_b = split ? g.window_count(1, y + dr + 1) : cy;
+#pragma unroll
+          for (int j = 0; j < kRun; ++j) {
+            const Idx ox = ox0 + j;
+            if (ox >= 0 && ox < W) R[j] += term(q[j], cz, cy, ox);
+            else if (split && ox >= W && ox < 2 * W) R[j] += term(q[j], cz, cy_b, ox - W);
+          }
+        }
+      }
+    }
+    // Lane v's taps t are R[v + t]: in row y when the window column ox0 + v + t lies in [0, W),
+    // in row y + 1 (lanes from cut) when it lies in [W, 2W).
+    A sum[V];
+#pragma unroll
+    for (int v = 0; v < V; ++v) {
+      const Idx lo = v < cut ? Idx{0} : W, hi = v < cut ? W : 2 * W;
+      sum[v] = A(0);
+#pragma unroll
+      for (int t = 0; t < K; ++t) {
+        const Idx ox = ox0 + v + t;
+        if (ox >= lo && ox < hi) sum[v] += R[v + t];
+      }
+      acc[v] = uniform ? sum[v] * uniform_recip : sum[v];
+    }
+    return true;
+  }
+
+  // The sums of lanes [v_lo, v_hi), whose elements lie in flat row `row` at x = x0 + v, into acc:
+  // per window row (oz, oy) covering the row, the run of its windows that cover the pack.
+  PG_HD void part(Idx row, Idx x0, int v_lo, int v_hi, A (&acc)[V]) const {
+    const AvgAxis<Idx>&ad = g.axis[0], &ah = g.axis[1], &aw = g.axis[2];
+    const Idx rest = g.by_in[1].div(row), y = row - rest * ah.in;
+    const Idx nc = g.by_in[0].div(rest), z = rest - nc * ad.in;
+    Idx oz_lo, oz_hi, oy_lo, oy_hi;
+    ad.covering(z, &oz_lo, &oz_hi);
+    ah.covering(y, &oy_lo, &oy_hi);
+    // Window columns first .. first + V + kernel_w - 2 cover the pack's lanes: lane v's are
+    // first + v .. first + v + kernel_w - 1, ascending.
+    const Idx kw = K > 0 ? Idx{K} : aw.kernel;
+    const Idx first = x0 + aw.pad_begin - (kw - 1);
+    // Every window of the part inside the input: raw sums, one reciprocal multiply at the end.
+    const bool inner = kRecip && ad.windows_inside(oz_lo, oz_hi) && ah.windows_inside(oy_lo, oy_hi) &&
+                       aw.windows_inside(first, first + V + kw - 2);
+    A sum[V];
+#pragma unroll
+    for (int v = 0; v < V; ++v) sum[v] = A(0);
+    for (Idx oz = oz_lo; oz <= oz_hi; ++oz) {
+      const Idx cz = g.window_count(0, oz);
+      for (Idx oy = oy_lo; oy <= oy_hi; ++oy) {
+        const Idx cy = g.window_count(1, oy);
+        const Idx row_dy = g.out_point(nc, oz, oy, 0);
+        if constexpr (K > 0) {
+          // The row's windows first .. first + kRun - 1; those outside [0, out_w) add 0.
+          const Idx out_w = aw.out, lo = first > 0 ? first : Idx{0};
+          const Idx hi = first + kRun - 1 < out_w ? first + kRun - 1 : out_w - 1;
+          A q[kRun];
+          load_run(row_dy + first, row_dy + lo, row_dy + hi, q);
+#pragma unroll
+          for (int j = 0; j < kRun; ++j) {
+            const bool valid = static_cast<uint32_t>(first + j) < static_cast<uint32_t>(out_w);
+            q[j] = !valid ? A(0) : inner ? q[j] : term(q[j], cz, cy, first + j);
+          }
+#pragma unroll
+          for (int v = 0; v < V; ++v)
+#pragma unroll
+            for (int t = 0; t < K; ++t) sum[v] += q[v + t];
+        } else {
+#pragma unroll
+          for (int v = 0; v < V; ++v) {
+            if (v < v_lo || v >= v_hi) continue;
+            Idx lo, hi;
+            aw.covering(x0 + v, &lo, &hi);
+            for (Idx ox = lo; ox <= hi; ++ox) {
+              const A d = static_cast<A>(to_float(dy[row_dy + ox]));
+              sum[v] += inner ? d : term(d, cz, cy, ox);
+            }
+          }
+        }
+      }
+    }
+#pragma unroll
+    for (int v = 0; v < V; ++v)
+      if (v >= v_lo && v < v_hi) acc[v] = inner ? sum[v] * full_recip : sum[v];
+  }
+
+  PG_HD void operator()(Idx item) const {
+    const Idx e = item * V, W = g.axis[2].in;
+    A acc[V];
+#pragma unroll
+    for (int v = 0; v < V; ++v) acc[v] = A(0);
+    bool done = false;
+    if constexpr (kSame) done = same(e, acc);
+    if (!done) {
+      Idx row = by_w.div(e);
+      Idx x0 = e - row * W;  // x of lane 0 in the part's row: below 0 in a pack's later parts
+      // One part per row the pack holds; the pack ends inside the tensor (whole packs).
+      for (int v_lo = 0;;) {
+        const Idx end = W - x0;  // the first lane past this row
+        const int v_hi = end < V ? static_cast<int>(end) : V;
+        part(row, x0, v_lo, v_hi, acc);
+        if (v_hi == V) break;
+        v_lo = v_hi;
+        ++row;
+        x0 -= W;
+      }
+    }
+    Pack<T, V> out;
+#pragma unroll
+    for (int v = 0; v < V; ++v) out.v[v] = from_accum<T>(acc[v]);
+    store_pack<V>(dx, e, out);
+  }
+};
+
+struct AvgGatherFlat : VariantDefaults {
+  static constexpr PoolTraits traits{
+      .name = "avg.gather.flat", .op = Op::avg, .inputs = Inputs::dy_only, .deterministic = true};
+  // 2D and 3D channels-first, stride 1, undilated, any kernel and padding; rows up to 20 past
+  // their minimum, so that packs cross rows, rows are shorter than a pack and a row spans several.
+  static Domain domain() {
+    Domain d;
+    d.min_dims = 2;
+    d.windows = WindowRule::unit_stride;
+    d.dilation = false;
+    d.layouts = {Layout::channels_first};
+    d.reach[2] = 20;
+    return d;
+  }
+
+  template <class Exec>
+  static void launch(const Exec& ex, const Problem& p, const BwdBuffers& b) {
+    require_supported<AvgGatherFlat>(p);
+    with_avg_types(p, [&](auto tag, auto idx) {
+      using T = decltype(tag);
+      using Idx = decltype(idx);
+      using A = accum_t<T>;
+      constexpr int VW = kVecWidth<T>;
+      // Full 16-byte packs of dx: aligned, and a whole number of them. The int64 path stays scalar.
+      const bool packed = std::is_same_v<Idx, int32_t> && aligned16(b.dx) && p.in_elems() % VW == 0;
+      const bool packed_dy = aligned16(b.dy) && p.out_elems() % VW == 0;
+      const bool recip = undilated_windows_overlap(p);
+      double divisor = 1;
+      const bool uniform = recip && avg_uniform_divisor(p, &divisor);
+      const A full_recip =
+          A(1) / (p.has_divisor_override ? static_cast<A>(p.divisor_override) : static_cast<A>(p.taps()));
+      const auto run = [&]<int V, int K, bool kRecip, bool kSame>() {
+        ex.template for_each<Idx>(p.in_elems() / V, AvgGatherFlatBody<T, Idx, V, K, kRecip, kSame>{
+            make_avg_shape<Idx>(p), Divider<Idx>(static_cast<Idx>(p.in[2])), full_recip,
+            A(1) / static_cast<A>(divisor), uniform, packed_dy, static_cast<Idx>(p.out_elems()),
+            static_cast<const T*>(b.dy), static_cast<T*>(b.dx)});
+      };
+      if (!packed) {
+        if (recip) run.template operator()<1, 0, true, false>();
+        else run.template operator()<1, 0, false, false>();
+        return;
+      }
+      // out == in on every axis: the flat runs of same().
+      const bool same = p.out[0] == p.in[0] && p.out[1] == p.in[1] && p.out[2] == p.in[2];
+      with_unrolled_w_kernel(p, [&](auto kernel) {
+        constexpr int K = decltype(kernel)::value;
+        if constexpr (K > 0) {
+          if (recip && same) return run.template operator()<VW, K, true, true>();
+        }
+        if (recip) run.template operator()<VW, K, true, false>();
+        else run.template operator()<VW, K, false, false>();
+      });
+    });
+  }
+};
+
+}  // namespace pg
