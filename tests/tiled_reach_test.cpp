@@ -517,7 +517,7 @@ TEST(AvgGatherFlatReach, TheFuzzDrawsEveryPackStructure) {
       double divisor = 0;
       if (W < lanes + kw - 1) ++seen["flat runs longer than a row (parts)"];
       else {
-        ++seen[avg_uniform_divisor(p, &divisor) ? "flat runs, one divisor" : "flat runs, a divisor per window"];
+        ++seen[p.has_divisor_override || avg_uniform_divisor(p, &divisor) ? "flat runs, one divisor" : "flat runs, a divisor per window"];
         if (W % lanes != 0) ++seen["flat runs across rows"];
       }
     }

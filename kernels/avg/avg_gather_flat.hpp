@@ -47,14 +47,13 @@ PG_HD void flat_pick_at(int sh, F& f) {
   else flat_pick_at<V, S + 1>(sh, f);
 }
 
-template <class T, class Idx, int V, int K, bool kRecip, bool kSame>
-struct AvgGatherFlatBody {
-  using A = accum_t<T>;
-  // A pack's windows along one window row with an unrolled K (the walk keeps none).
-  static constexpr int kRun = K > 0 ? V + K - 1 : 1;
-  // Aligned packs of dy that hold a run of kRun values at any offset in its first.
-  static constexpr int kLoads = (3 * V + K - 3) / V;
+// same()'s reciprocal divisors by value: kernel volumes up to 5 x 5 x 5.
+inline constexpr int kRecipTable = 126;
 
+// What every body of a launch shares, whatever its pack and kernel: the launch fills it once.
+template <class T, class Idx>
+struct FlatFields {
+  using A = accum_t<T>;
   AvgShape<Idx> g;
   Divider<Idx> by_w;  // flat dx element -> row of W
   A full_recip;       // 1 / the divisor of a window with every tap inside the input (kernel volume, or the override)
@@ -62,8 +61,29 @@ struct AvgGatherFlatBody {
   bool uniform;       // every window has one divisor and windows share elements: raw sums, one multiply
   bool packed_dy;     // dy is 16-byte aligned and a whole number of packs: runs are loaded as packs
   Idx dy_elems;
+  A recip_of[kRecipTable];  // same() where windows differ in divisor: 1 / d by divisor d (0 at 0)
   const T* dy;
   T* dx;
+};
+
+template <class T, class Idx, int V, int K, bool kRecip, bool kSame>
+struct AvgGatherFlatBody : FlatFields<T, Idx> {
+  using F = FlatFields<T, Idx>;
+  using typename F::A;
+  using F::by_w;
+  using F::dx;
+  using F::dy;
+  using F::dy_elems;
+  using F::full_recip;
+  using F::g;
+  using F::packed_dy;
+  using F::recip_of;
+  using F::uniform;
+  using F::uniform_recip;
+  // A pack's windows along one window row with an unrolled K (the walk keeps none).
+  static constexpr int kRun = K > 0 ? V + K - 1 : 1;
+  // Aligned packs of dy that hold a run of kRun values at any offset in its first.
+  static constexpr int kLoads = (3 * V + K - 3) / V;
 
   // Window (oz, oy, ox)'s term for its dy value d; cz, cy: its counts along D and H.
   PG_HD A term(A d, Idx cz, Idx cy, Idx ox) const {
@@ -96,18 +116,34 @@ struct AvgGatherFlatBody {
     }
   }
 
-  // out == in on every axis (kSame): window (z + dz, y + dr, x + dc) of dx element e has its dy at
-  // e + (dz * H + dr) * W + dc, whichever row e is in. So a pack's V + K - 1 windows of a window
-  // row are one run of dy even where the pack crosses into the next row, at the same offset in a
-  // pack for every lane. The runs of the valid window rows are summed column by column (R), and
-  // lane v then adds R[v + t] for its taps t whose window column lies in its own row. False (and
-  // nothing done) where the pack's two rows have different valid window rows (the first and last
-  // rows of a plane, a pack that crosses planes) or a run could span three rows (W < V + K - 1):
-  // those take part().
+  // The run of kRun values at s for a pack all of whose runs lie inside dy (same()): the aligned
+  // packs of dy that hold it, only those the run's offset in its first pack needs.
+  PG_HD void load_run_inside(Idx s, A (&q)[kRun]) const {
+    const Idx at = s & ~Idx(V - 1);
+    const T* from = dy + at;
+    auto pick = [&](auto shift) {
+      constexpr int S = decltype(shift)::value;
+      constexpr int kNeeded = (S + kRun - 1) / V + 1;
+      Pack<T, V> c[kNeeded];
+#pragma unroll
+      for (int i = 0; i < kNeeded; ++i) c[i] = load_pack<V>(from, i * V);
+#pragma unroll
+      for (int j = 0; j < kRun; ++j) q[j] = static_cast<A>(to_float(c[(S + j) / V].v[(S + j) % V]));
+    };
+    flat_pick_at<V>(static_cast<int>(s - at), pick);
+  }
+
+  // out == in on every axis (kSame; the launch also asks W >= kRun and, where windows differ in
+  // divisor, a kernel volume below kRecipTable): window (z + dz, y + dr, x + dc) of dx element e
+  // has its dy at e + (dz * H + dr) * W + dc, whichever row e is in. So a pack's kRun windows of a
+  // window row are one run of dy even where the pack crosses into the next row, at the same
+  // offset in a pack for every thread of the launch. The runs of the valid window rows are summed
+  // column by column (R), and lane v then adds R[v + t] for its taps t whose window column lies in
+  // its own row. False (nothing done) where the pack's two rows have different valid window rows
+  // (a plane's first and last rows, a pack that crosses planes): those take part().
   PG_HD bool same(Idx e, A (&acc)[V]) const {
     const AvgAxis<Idx>&ad = g.axis[0], &ah = g.axis[1], &aw = g.axis[2];
     const Idx W = aw.in, H = ah.in;
-    if (W < kRun) return false;
     const Idx row = by_w.div(e), x0 = e - row * W;
     const Idx rest = g.by_in[1].div(row), y = row - rest * H;
     const Idx z = rest - g.by_in[0].div(rest) * ad.in;
@@ -124,6 +160,9 @@ struct AvgGatherFlatBody {
     const Idx front = ad.pad_begin - (ad.kernel - 1);
     const Idx dz_lo = front > -z ? front : -z, dz_hi = ad.pad_begin < ad.in - 1 - z ? ad.pad_begin : ad.in - 1 - z;
     const Idx dc0 = aw.pad_begin - (K - 1), ox0 = x0 + dc0;  // window column of R[0] in row y
+    // Every run inside dy (all but a few packs at the tensor's ends): loads without bounds.
+    const Idx first_s = e + (dz_lo * H + dr_lo) * W + dc0, last_s = e + (dz_hi * H + dr_hi) * W + dc0 + kRun - 1;
+    const bool inside_dy = first_s >= 0 && (last_s | Idx(V - 1)) < dy_elems;
     A R[kRun];
 #pragma unroll
     for (int j = 0; j < kRun; ++j) R[j] = A(0);
@@ -131,42 +170,44 @@ struct AvgGatherFlatBody {
       for (Idx dr = dr_lo; dr <= dr_hi; ++dr) {
         const Idx s = e + (dz * H + dr) * W + dc0;
         A q[kRun];
-        load_run(s, s > 0 ? s : Idx{0}, s + kRun - 1 < dy_elems ? s + kRun - 1 : dy_elems - 1, q);
+        if (inside_dy) load_run_inside(s, q);
+        else load_run(s, s > 0 ? s : Idx{0}, s + kRun - 1 < dy_elems ? s + kRun - 1 : dy_elems - 1, q);
         if (uniform) {
 #pragma unroll
           for (int j = 0; j < kRun; ++j) R[j] += q[j];
-        } else if (!split && aw.windows_inside(ox0, ox0 + kRun - 1)) {
-          // The run's windows share their counts along W: one divisor for the window row.
-          const A r = A(1) / g.template divisor<A>(g.window_count(0, z + dz), g.window_count(1, y + dr), aw.kernel);
+          continue;
+        }
+        // Divisors per window, from the table by value: the window row's counts along D and H
+        // (the second row's for a window past the first row's end), its own along W.
+        const Idx czy = g.window_count(0, z + dz) * g.window_count(1, y + dr);
+        if (!split && aw.windows_inside(ox0, ox0 + kRun - 1)) {
+          const A r = recip_of[czy * aw.kernel];
 #pragma unroll
           for (int j = 0; j < kRun; ++j) R[j] += q[j] * r;
-        } else {
-          // Window j lies in row y + dr, or past its end in row y + 1 + dr; one outside both is no
-          // lane's (masked below).
-          const Idx cz = g.window_count(0, z + dz), cy = g.window_count(1, y + dr);
-          const Idx cy_b = split ? g.window_count(1, y + dr + 1) : cy;
+          continue;
+        }
+        const Idx czy_b = split ? g.window_count(0, z + dz) * g.window_count(1, y + dr + 1) : czy;
 #pragma unroll
-          for (int j = 0; j < kRun; ++j) {
-            const Idx ox = ox0 + j;
-            if (ox >= 0 && ox < W) R[j] += term(q[j], cz, cy, ox);
-            else if (split && ox >= W && ox < 2 * W) R[j] += term(q[j], cz, cy_b, ox - W);
-          }
+        for (int j = 0; j < kRun; ++j) {
+          // Window j lies in row y + dr, or past its end in row y + 1 + dr; one in neither is no
+          // lane's (masked below).
+          const Idx ox = ox0 + j;
+          if (ox >= 0 && ox < W) R[j] += q[j] * recip_of[czy * g.window_count(2, ox)];
+          else if (split && ox >= W && ox < 2 * W) R[j] += q[j] * recip_of[czy_b * g.window_count(2, ox - W)];
         }
       }
     }
-    // Lane v's taps t are R[v + t]: in row y when the window column ox0 + v + t lies in [0, W),
-    // in row y + 1 (lanes from cut) when it lies in [W, 2W).
-    A sum[V];
+    // Lane v's tap t is R[v + t], its window column ox0 + v + t in its own row: [0, W) from row
+    // y's start for lanes before cut, from row y + 1's (W) for the rest.
+    using U = std::make_unsigned_t<Idx>;
 #pragma unroll
     for (int v = 0; v < V; ++v) {
-      const Idx lo = v < cut ? Idx{0} : W, hi = v < cut ? W : 2 * W;
-      sum[v] = A(0);
+      const Idx d = ox0 + v - (v < cut ? Idx{0} : W);
+      A sum = A(0);
 #pragma unroll
-      for (int t = 0; t < K; ++t) {
-        const Idx ox = ox0 + v + t;
-        if (ox >= lo && ox < hi) sum[v] += R[v + t];
-      }
-      acc[v] = uniform ? sum[v] * uniform_recip : sum[v];
+      for (int t = 0; t < K; ++t)
+        if (static_cast<U>(d + t) < static_cast<U>(W)) sum += R[v + t];
+      acc[v] = uniform ? sum * uniform_recip : sum;
     }
     return true;
   }
@@ -284,27 +325,37 @@ struct AvgGatherFlat : VariantDefaults {
       const bool packed = std::is_same_v<Idx, int32_t> && aligned16(b.dx) && p.in_elems() % VW == 0;
       const bool packed_dy = aligned16(b.dy) && p.out_elems() % VW == 0;
       const bool recip = undilated_windows_overlap(p);
-      double divisor = 1;
-      const bool uniform = recip && avg_uniform_divisor(p, &divisor);
+      // One divisor for every window: an override, or counts that never differ.
+      double divisor = p.has_divisor_override ? static_cast<double>(p.divisor_override) : 1.0;
+      const bool uniform = recip && (p.has_divisor_override || avg_uniform_divisor(p, &divisor));
       const A full_recip =
           A(1) / (p.has_divisor_override ? static_cast<A>(p.divisor_override) : static_cast<A>(p.taps()));
+      FlatFields<T, Idx> fields{make_avg_shape<Idx>(p),
+                                Divider<Idx>(static_cast<Idx>(p.in[2])),
+                                full_recip,
+                                A(1) / static_cast<A>(divisor),
+                                uniform,
+                                packed_dy,
+                                static_cast<Idx>(p.out_elems()),
+                                {},
+                                static_cast<const T*>(b.dy),
+                                static_cast<T*>(b.dx)};
+      for (int d = 1; d < kRecipTable; ++d) fields.recip_of[d] = A(1) / static_cast<A>(d);
       const auto run = [&]<int V, int K, bool kRecip, bool kSame>() {
-        ex.template for_each<Idx>(p.in_elems() / V, AvgGatherFlatBody<T, Idx, V, K, kRecip, kSame>{
-            make_avg_shape<Idx>(p), Divider<Idx>(static_cast<Idx>(p.in[2])), full_recip,
-            A(1) / static_cast<A>(divisor), uniform, packed_dy, static_cast<Idx>(p.out_elems()),
-            static_cast<const T*>(b.dy), static_cast<T*>(b.dx)});
+        ex.template for_each<Idx>(p.in_elems() / V, AvgGatherFlatBody<T, Idx, V, K, kRecip, kSame>{fields});
       };
       if (!packed) {
         if (recip) run.template operator()<1, 0, true, false>();
         else run.template operator()<1, 0, false, false>();
         return;
       }
-      // out == in on every axis: the flat runs of same().
-      const bool same = p.out[0] == p.in[0] && p.out[1] == p.in[1] && p.out[2] == p.in[2];
+      // out == in on every axis, a run fits two rows, and the table holds every divisor: same().
+      const bool same = p.out[0] == p.in[0] && p.out[1] == p.in[1] && p.out[2] == p.in[2] &&
+                        (uniform || p.taps() < kRecipTable);
       with_unrolled_w_kernel(p, [&](auto kernel) {
         constexpr int K = decltype(kernel)::value;
         if constexpr (K > 0) {
-          if (recip && same) return run.template operator()<VW, K, true, true>();
+          if (recip && same && p.in[2] >= VW + K - 1) return run.template operator()<VW, K, true, true>();
         }
         if (recip) run.template operator()<VW, K, true, false>();
         else run.template operator()<VW, K, false, false>();
