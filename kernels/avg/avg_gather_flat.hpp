@@ -130,7 +130,7 @@ struct AvgGatherFlatBody : FlatFields<T, Idx> {
 #pragma unroll
       for (int j = 0; j < kRun; ++j) q[j] = static_cast<A>(to_float(c[(S + j) / V].v[(S + j) % V]));
     };
-    flat_pick_at<V>(static_cast<int>(s - at), pick);
+    flat_pick_at<V>(static_cast<int>(s & Idx(V - 1)), pick);
   }
 
   // out == in on every axis (kSame; the launch also asks W >= kRun and, where windows differ in
