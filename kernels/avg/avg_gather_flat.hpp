@@ -57,8 +57,7 @@ struct FlatFields {
   AvgShape<Idx> g;
   Divider<Idx> by_w;  // flat dx element -> row of W
   A full_recip;       // 1 / the divisor of a window with every tap inside the input (kernel volume, or the override)
-  A uniform_recip;    // where every window has one divisor (`uniform`): 1 / it
-  bool uniform;       // every window has one divisor and windows share elements: raw sums, one multiply
+  A uniform_recip;    // where every window has one divisor (kFlatOne): 1 / it
   bool packed_dy;     // dy is 16-byte aligned and a whole number of packs: runs are loaded as packs
   Idx dy_elems;
   A recip_of[kRecipTable];  // same() where windows differ in divisor: 1 / d by divisor d (0 at 0)
@@ -66,7 +65,12 @@ struct FlatFields {
   T* dx;
 };
 
-template <class T, class Idx, int V, int K, bool kRecip, bool kSame>
+// How a launch's packs are gathered: per row they hold (part()), or where out == in on every axis
+// as flat runs (same()) with a divisor per window, or with one divisor for every window (raw
+// sums, one multiply: a template case, so that its loop carries none of the per-window work).
+enum FlatMode : int { kFlatParts, kFlatDivisors, kFlatOne };
+
+template <class T, class Idx, int V, int K, bool kRecip, int kFlat>
 struct AvgGatherFlatBody : FlatFields<T, Idx> {
   using F = FlatFields<T, Idx>;
   using typename F::A;
@@ -78,7 +82,6 @@ struct AvgGatherFlatBody : FlatFields<T, Idx> {
   using F::g;
   using F::packed_dy;
   using F::recip_of;
-  using F::uniform;
   using F::uniform_recip;
   // A pack's windows along one window row with an unrolled K (the walk keeps none).
   static constexpr int kRun = K > 0 ? V + K - 1 : 1;
@@ -133,14 +136,15 @@ struct AvgGatherFlatBody : FlatFields<T, Idx> {
     flat_pick_at<V>(static_cast<int>(s & Idx(V - 1)), pick);
   }
 
-  // out == in on every axis (kSame; the launch also asks W >= kRun and, where windows differ in
-  // divisor, a kernel volume below kRecipTable): window (z + dz, y + dr, x + dc) of dx element e
-  // has its dy at e + (dz * H + dr) * W + dc, whichever row e is in. So a pack's kRun windows of a
-  // window row are one run of dy even where the pack crosses into the next row, at the same
-  // offset in a pack for every thread of the launch. The runs of the valid window rows are summed
-  // column by column (R), and lane v then adds R[v + t] for its taps t whose window column lies in
-  // its own row. False (nothing done) where the pack's two rows have different valid window rows
-  // (a plane's first and last rows, a pack that crosses planes): those take part().
+  // out == in on every axis (kFlatDivisors, kFlatOne; the launch also asks W >= kRun and, where
+  // windows differ in divisor, a kernel volume below kRecipTable): window (z + dz, y + dr, x + dc)
+  // of dx element e has its dy at e + (dz * H + dr) * W + dc, whichever row e is in. So a pack's
+  // kRun windows of a window row are one run of dy even where the pack crosses into the next row,
+  // at the same offset in a pack for every thread of the launch. The runs of the valid window rows
+  // are summed column by column (R), and lane v then adds R[v + t] for its taps t whose window
+  // column lies in its own row. False (nothing done) where the pack's two rows have different
+  // valid window rows (a plane's first and last rows, a pack that crosses planes): those take
+  // part().
   PG_HD bool same(Idx e, A (&acc)[V]) const {
     const AvgAxis<Idx>&ad = g.axis[0], &ah = g.axis[1], &aw = g.axis[2];
     const Idx W = aw.in, H = ah.in;
@@ -172,7 +176,7 @@ struct AvgGatherFlatBody : FlatFields<T, Idx> {
         A q[kRun];
         if (inside_dy) load_run_inside(s, q);
         else load_run(s, s > 0 ? s : Idx{0}, s + kRun - 1 < dy_elems ? s + kRun - 1 : dy_elems - 1, q);
-        if (uniform) {
+        if constexpr (kFlat == kFlatOne) {
 #pragma unroll
           for (int j = 0; j < kRun; ++j) R[j] += q[j];
           continue;
@@ -207,7 +211,7 @@ struct AvgGatherFlatBody : FlatFields<T, Idx> {
 #pragma unroll
       for (int t = 0; t < K; ++t)
         if (static_cast<U>(d + t) < static_cast<U>(W)) sum += R[v + t];
-      acc[v] = uniform ? sum * uniform_recip : sum;
+      acc[v] = kFlat == kFlatOne ? sum * uniform_recip : sum;
     }
     return true;
   }
@@ -276,7 +280,7 @@ struct AvgGatherFlatBody : FlatFields<T, Idx> {
 #pragma unroll
     for (int v = 0; v < V; ++v) acc[v] = A(0);
     bool done = false;
-    if constexpr (kSame) done = same(e, acc);
+    if constexpr (kFlat != kFlatParts) done = same(e, acc);
     if (!done) {
       Idx row = by_w.div(e);
       Idx x0 = e - row * W;  // x of lane 0 in the part's row: below 0 in a pack's later parts
@@ -334,19 +338,18 @@ struct AvgGatherFlat : VariantDefaults {
                                 Divider<Idx>(static_cast<Idx>(p.in[2])),
                                 full_recip,
                                 A(1) / static_cast<A>(divisor),
-                                uniform,
                                 packed_dy,
                                 static_cast<Idx>(p.out_elems()),
                                 {},
                                 static_cast<const T*>(b.dy),
                                 static_cast<T*>(b.dx)};
       for (int d = 1; d < kRecipTable; ++d) fields.recip_of[d] = A(1) / static_cast<A>(d);
-      const auto run = [&]<int V, int K, bool kRecip, bool kSame>() {
-        ex.template for_each<Idx>(p.in_elems() / V, AvgGatherFlatBody<T, Idx, V, K, kRecip, kSame>{fields});
+      const auto run = [&]<int V, int K, bool kRecip, int kFlat>() {
+        ex.template for_each<Idx>(p.in_elems() / V, AvgGatherFlatBody<T, Idx, V, K, kRecip, kFlat>{fields});
       };
       if (!packed) {
-        if (recip) run.template operator()<1, 0, true, false>();
-        else run.template operator()<1, 0, false, false>();
+        if (recip) run.template operator()<1, 0, true, kFlatParts>();
+        else run.template operator()<1, 0, false, kFlatParts>();
         return;
       }
       // out == in on every axis, a run fits two rows, and the table holds every divisor: same().
@@ -355,10 +358,13 @@ struct AvgGatherFlat : VariantDefaults {
       with_unrolled_w_kernel(p, [&](auto kernel) {
         constexpr int K = decltype(kernel)::value;
         if constexpr (K > 0) {
-          if (recip && same && p.in[2] >= VW + K - 1) return run.template operator()<VW, K, true, true>();
+          if (recip && same && p.in[2] >= VW + K - 1) {
+            if (uniform) return run.template operator()<VW, K, true, kFlatOne>();
+            return run.template operator()<VW, K, true, kFlatDivisors>();
+          }
         }
-        if (recip) run.template operator()<VW, K, true, false>();
-        else run.template operator()<VW, K, false, false>();
+        if (recip) run.template operator()<VW, K, true, kFlatParts>();
+        else run.template operator()<VW, K, false, kFlatParts>();
       });
     });
   }
