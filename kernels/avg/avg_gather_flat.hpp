@@ -325,8 +325,7 @@ struct AvgGatherFlat : VariantDefaults {
       using Idx = decltype(idx);
       using A = accum_t<T>;
       constexpr int VW = kVecWidth<T>;
-      // Full 16-byte packs of dx: aligned, and a whole number of them. The int64 path stays scalar.
-      const bool packed = std::is_same_v<Idx, int32_t> && aligned16(b.dx) && p.in_elems() % VW == 0;
+      const bool packed = flat_dx_packed<T, Idx>(p, b);
       const bool packed_dy = aligned16(b.dy) && p.out_elems() % VW == 0;
       const bool recip = undilated_windows_overlap(p);
       // One divisor for every window: an override, or counts that never differ.

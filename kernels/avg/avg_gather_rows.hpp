@@ -165,8 +165,7 @@ struct AvgGatherRows : VariantDefaults {
       using Idx = decltype(idx);
       using A = accum_t<T>;
       constexpr int VW = kVecWidth<T>;
-      // Full 16-byte packs of dx: aligned, and a whole number of them. The int64 path stays scalar.
-      const bool packed = std::is_same_v<Idx, int32_t> && aligned16(b.dx) && p.in_elems() % VW == 0;
+      const bool packed = flat_dx_packed<T, Idx>(p, b);
       const A full_recip = A(1) / (p.has_divisor_override ? static_cast<A>(p.divisor_override) : static_cast<A>(p.kernel[2]));
       const auto run = [&]<int V, int K, bool kRecip>() {
         ex.template for_each<Idx>(p.in_elems() / V, AvgGatherRowsBody<T, Idx, V, K, kRecip>{

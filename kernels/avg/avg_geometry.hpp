@@ -287,6 +287,13 @@ void with_avg_types(const Problem& p, F&& f) {
   });
 }
 
+// Whether dx is whole 16-byte packs of T, aligned: the work item of the variants that gather a
+// pack of flat dx (avg.gather.rows, avg.gather.flat). The int64 path stays scalar.
+template <class T, class Idx>
+bool flat_dx_packed(const Problem& p, const BwdBuffers& b) {
+  return std::is_same_v<Idx, int32_t> && aligned16(b.dx) && p.in_elems() % kVecWidth<T> == 0;
+}
+
 // Calls f(std::bool_constant<channels_last>{}, std::integral_constant<int, V>{}) with V the
 // widest 16-byte pack the contiguous axis divides into when dy and dx are 16-byte aligned,
 // else 1. The int64 path, for problems
