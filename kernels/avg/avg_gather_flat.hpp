@@ -8,23 +8,23 @@
 // 35 x 35 row is no whole number of packs, so avg.gather.box3 declines it. avg.gather.rows, a
 // pack of flat dx reading the windows that cover it straight from dy (L1 holds what neighbouring
 // packs share), runs Conformer's 1D k3s1p1 row at 89%. Here the same pack, for D and H too: a
-// work item is V consecutive elements of flat dx, wherever rows begin, and per window row (oz, oy)
-// covering its row:
-//   - a W kernel K of 2, 3 or 5: the pack's V + K - 1 windows of that row are loaded once, as the
-//     aligned 16-byte packs of dy that hold them (up to three) and picked out at the run's offset
-//     in the pack, one of V cases (the same case for every lane where out == in along H and W, as
-//     with "same" padding, so the warp does not diverge); lane v sums the K from its own, with no
-//     tap tests, windows outside the row masked to zero;
-//   - other W kernels: each lane walks its windows.
-// A pack that crosses a row's end is computed in parts, one per row it holds, each the same
-// gather with the lanes of the other rows discarded: no per-element path, so 35-wide rows (a
-// crossing in one pack of nine) cost two parts in the warps that hold one.
-// Terms: where windows share elements, either the raw dy summed and multiplied once by the one
-// reciprocal divisor when every window of the part has all its taps inside the input, or each dy
-// times its window's reciprocal (two roundings; inside the oracle's (terms + 2) u, as
-// avg.gather.rows' and .columns' terms); where no element is a tap of two windows, dy / divisor,
-// one rounding as every avg variant computes it: bitwise equal to avg.gather there. Each lane
-// sums in a fixed order: deterministic, no atomics, each dx element written once.
+// work item is V consecutive elements of flat dx, wherever rows begin.
+//   - Where out == in on every axis ("same" padding, Inception's rows) and the W kernel K is 2, 3
+//     or 5 (same()): a window row's V + K - 1 windows covering the pack are one run of flat dy at
+//     a fixed offset from the pack, even where the pack crosses into the next row, so each run is
+//     loaded once as the aligned 16-byte packs of dy that hold it, picked out at an offset that is
+//     the same for every thread of the launch (no divergence), and summed column by column over
+//     the window rows; lane v then adds its K taps whose window column lies in its own row.
+//   - Elsewhere (part()): a pack is gathered once per row it holds, a window row's run loaded the
+//     same way and windows outside the row masked to zero; other W kernels walk each lane's
+//     windows.
+// Terms: where windows share elements, the raw dy summed and multiplied once by the reciprocal
+// divisor where every window counts the same (an override, include_pad's k3s1p1), or each dy times
+// its window's reciprocal (two roundings; inside the oracle's (terms + 2) u, as avg.gather.rows'
+// and .columns' terms); where no element is a tap of two windows, dy / divisor, one rounding as
+// every avg variant computes it: bitwise equal to avg.gather there. Each lane sums in a fixed
+// order: deterministic, no atomics, each dx element written once.
+// Measured: not yet (CPU only, bench/results/2026-12-05_cpu_avg_flat.md: no device was lent).
 #pragma once
 
 #include <cstdint>
