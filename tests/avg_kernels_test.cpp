@@ -748,6 +748,42 @@ TEST(AvgKernels, PackedPathsRefuseUnalignedBuffers) {
   }
 }
 
+TEST(AvgKernels, PackGathersTakeUnalignedBuffers) {
+  // avg.gather.rows and .flat read dy as 16-byte packs only when it is aligned: given a dy or dx
+  // 4 bytes off, they take their single-value paths and compute the same dx as avg.gather.
+  Backend& b = test::backend();
+  const Variant* gather = find_variant("avg.gather");
+  ASSERT_NE(gather, nullptr);
+  const Problem cases[] = {avg_problem(2, 3, {35, 35}, 3, 1, 1), avg_problem(1, 2, {4, 6, 16}, 3, 1, 1),
+                           avg_problem(2, 3, {40}, 3, 1, 1)};
+  for (const Problem& p : cases) {
+    std::vector<double> dy(static_cast<size_t>(p.out_elems()));
+    for (size_t i = 0; i < dy.size(); ++i) dy[i] = std::sin(0.7 * static_cast<double>(i) + 0.3) * 3.1;
+    const std::vector<double> want = backward(*gather, p, dy);
+    std::vector<float> host(dy.begin(), dy.end());
+    for (const char* name : {"avg.gather.rows", "avg.gather.flat"}) {
+      const Variant* v = find_variant(name);
+      ASSERT_NE(v, nullptr) << name;
+      if (!runs(*v, p)) continue;
+      for (int off_dy : {0, 4})
+        for (int off_dx : {0, 4}) {
+          Buffer dy_buf(b, host.size() * 4 + 16), dx_buf(b, static_cast<size_t>(p.in_elems()) * 4 + 16);
+          BwdBuffers buf;
+          buf.dy = static_cast<const char*>(dy_buf.get()) + off_dy;
+          buf.dx = static_cast<char*>(dx_buf.get()) + off_dx;
+          b.upload(const_cast<void*>(buf.dy), host.data(), host.size() * 4);
+          v->launch(b, p, buf);
+          b.synchronize();
+          std::vector<float> got(static_cast<size_t>(p.in_elems()));
+          b.download(got.data(), buf.dx, got.size() * 4);
+          for (size_t i = 0; i < got.size(); ++i)
+            ASSERT_NEAR(got[i], want[i], 1e-5 * (1 + std::abs(want[i])))
+                << name << " dy +" << off_dy << " dx +" << off_dx << " at " << i << ": " << to_string(p);
+        }
+    }
+  }
+}
+
 TEST(AvgKernels, StreamTilesAndChunks) {
   // avg.gather.stream (k3 s1, padding 0 or 1): several 32 x 32 tiles with partial ones at the
   // H and W edges, D cut into chunks of one plane (few planes), of two (C = 300) and not at all

@@ -164,9 +164,10 @@ struct AvgGatherFlatBody : FlatFields<T, Idx> {
     const Idx front = ad.pad_begin - (ad.kernel - 1);
     const Idx dz_lo = front > -z ? front : -z, dz_hi = ad.pad_begin < ad.in - 1 - z ? ad.pad_begin : ad.in - 1 - z;
     const Idx dc0 = aw.pad_begin - (K - 1), ox0 = x0 + dc0;  // window column of R[0] in row y
-    // Every run inside dy (all but a few packs at the tensor's ends): loads without bounds.
+    // Every run inside dy (all but a few packs at the tensor's ends), dy packed: loads without
+    // bounds. An unaligned dy takes load_run's single values.
     const Idx first_s = e + (dz_lo * H + dr_lo) * W + dc0, last_s = e + (dz_hi * H + dr_hi) * W + dc0 + kRun - 1;
-    const bool inside_dy = first_s >= 0 && (last_s | Idx(V - 1)) < dy_elems;
+    const bool inside_dy = packed_dy && first_s >= 0 && (last_s | Idx(V - 1)) < dy_elems;
     A R[kRun];
 #pragma unroll
     for (int j = 0; j < kRun; ++j) R[j] = A(0);
