@@ -452,7 +452,8 @@ TEST(AvgKernels, FlatTakesEveryPath) {
   // whole number of packs), the walk of other W kernels (k4, a kernel-1 W axis with padding, a
   // 3 x 1 window), packs that cross rows and rows shorter than a pack (parts), windows wholly
   // inside the input (one reciprocal) and at the edges (a reciprocal a window), the scalar path
-  // (C * H * W odd); every divisor rule, f32, bf16 and f64.
+  // (C * H * W odd), packs across planes and volumes (runs masked by row); every divisor rule,
+  // f32, bf16 and f64.
   const Variant* flat = find_variant("avg.gather.flat");
   const Variant* gather = find_variant("avg.gather");
   ASSERT_NE(flat, nullptr);
@@ -474,6 +475,8 @@ TEST(AvgKernels, FlatTakesEveryPath) {
       {3, 1, {5, 7}, 3, 3, 1, 1},        // C * H * W odd: the scalar path
       {1, 2, {4, 6, 10}, 3, 3, 1, 1},    // 3D k3s1p1
       {1, 2, {5, 7, 9}, 2, 3, 0, 1},     // 3D, unpadded D/H, k2 along D/H
+      {1, 8, {5, 13}, 3, 3, 1, 1},       // packs across planes (65 each), bf16's 8 lanes too: masked runs
+      {1, 4, {3, 5, 7}, 3, 3, 1, 1},     // 3D, packs across planes and volumes (35, 105 each)
   };
   for (const Shape& sh : shapes)
     for (Divisor rule : {Divisor::include_pad, Divisor::full_kernel, Divisor::exclude_pad})

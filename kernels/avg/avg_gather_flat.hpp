@@ -14,10 +14,13 @@
 //     a fixed offset from the pack, even where the pack crosses into the next row, so each run is
 //     loaded once as the aligned 16-byte packs of dy that hold it, picked out at an offset that is
 //     the same for every thread of the launch (no divergence), and summed column by column over
-//     the window rows; lane v then adds its K taps whose window column lies in its own row.
-//   - Elsewhere (part()): a pack is gathered once per row it holds, a window row's run loaded the
-//     same way and windows outside the row masked to zero; other W kernels walk each lane's
-//     windows.
+//     the window rows; lane v then adds its K taps whose window column lies in its own row. Every
+//     pack of such a launch takes this path, those at a plane's edges too (masked columns): the
+//     first GPU build sent those to part() and ran Inception's rows at 7-30% of copy (H100,
+//     2026-12-06: a warp waited on its one edge thread's part(), 16.7 of 32 threads active).
+//   - Elsewhere (part()): a pack is gathered once per row it holds, a window row's run loaded as
+//     single values (its offset in a pack differs from thread to thread) and windows outside the
+//     row masked to zero; other W kernels walk each lane's windows.
 // Terms: where windows share elements, the raw dy summed and multiplied once by the reciprocal
 // divisor where every window counts the same (an override, include_pad's k3s1p1), or each dy times
 // its window's reciprocal (two roundings; inside the oracle's (terms + 2) u, as avg.gather.rows'
@@ -97,7 +100,8 @@ struct AvgGatherFlatBody : FlatFields<T, Idx> {
 
   // q[j] = dy[s + j] for s + j in [lo, hi] (within dy); other q[j] are left unspecified (0 or a
   // neighbour) for the caller to mask. As the aligned packs of dy that intersect [lo, hi] when dy
-  // is packed, picked out at the run's offset in its first pack; as single values otherwise.
+  // is packed, picked out at the run's offset in its first pack (same(): an offset every thread
+  // shares); as single values otherwise.
   PG_HD void load_run(Idx s, Idx lo, Idx hi, A (&q)[kRun]) const {
     if (packed_dy) {
       const Idx at = s & ~Idx(V - 1);  // the pack holding s (floor, also below 0)
@@ -114,9 +118,15 @@ struct AvgGatherFlatBody : FlatFields<T, Idx> {
       };
       flat_pick_at<V>(static_cast<int>(s - at), pick);
     } else {
-#pragma unroll
-      for (int j = 0; j < kRun; ++j) q[j] = s + j >= lo && s + j <= hi ? static_cast<A>(to_float(dy[s + j])) : A(0);
+      load_scalars(s, lo, hi, q);
     }
+  }
+
+  // load_run's values one by one: where the run's offset in a pack differs from thread to thread
+  // (part() where out != in), a pick at it would run each of its V cases one after another.
+  PG_HD void load_scalars(Idx s, Idx lo, Idx hi, A (&q)[kRun]) const {
+#pragma unroll
+    for (int j = 0; j < kRun; ++j) q[j] = s + j >= lo && s + j <= hi ? static_cast<A>(to_float(dy[s + j])) : A(0);
   }
 
   // The run of kRun values at s for a pack all of whose runs lie inside dy (same()): the aligned
@@ -136,74 +146,107 @@ struct AvgGatherFlatBody : FlatFields<T, Idx> {
     flat_pick_at<V>(static_cast<int>(s & Idx(V - 1)), pick);
   }
 
+  // Valid window-row offsets of an element in row y of plane z: dz in [dz_lo, dz_hi] and dr in
+  // [dr_lo, dr_hi] keep (z + dz, y + dr) inside the output (= the input).
+  struct WindowRows {
+    Idx dz_lo, dz_hi, dr_lo, dr_hi;
+    PG_HD bool holds(Idx dz, Idx dr) const { return dz >= dz_lo && dz <= dz_hi && dr >= dr_lo && dr <= dr_hi; }
+  };
+  PG_HD WindowRows window_rows(Idx z, Idx y) const {
+    const AvgAxis<Idx>&ad = g.axis[0], &ah = g.axis[1];
+    const Idx front = ad.pad_begin - (ad.kernel - 1), top = ah.pad_begin - (ah.kernel - 1);
+    const Idx back = ad.in - 1 - z, bottom = ah.in - 1 - y;
+    WindowRows r;
+    r.dz_lo = front > -z ? front : -z;
+    r.dz_hi = ad.pad_begin < back ? ad.pad_begin : back;
+    r.dr_lo = top > -y ? top : -y;
+    r.dr_hi = ah.pad_begin < bottom ? ah.pad_begin : bottom;
+    return r;
+  }
+
   // out == in on every axis (kFlatDivisors, kFlatOne; the launch also asks W >= kRun and, where
   // windows differ in divisor, a kernel volume below kRecipTable): window (z + dz, y + dr, x + dc)
-  // of dx element e has its dy at e + (dz * H + dr) * W + dc, whichever row e is in. So a pack's
-  // kRun windows of a window row are one run of dy even where the pack crosses into the next row,
-  // at the same offset in a pack for every thread of the launch. The runs of the valid window rows
-  // are summed column by column (R), and lane v then adds R[v + t] for its taps t whose window
-  // column lies in its own row. False (nothing done) where the pack's two rows have different
-  // valid window rows (a plane's first and last rows, a pack that crosses planes): those take
-  // part().
-  PG_HD bool same(Idx e, A (&acc)[V]) const {
+  // of dx element e has its dy at e + (dz * H + dr) * W + dc, whichever row and plane e is in. So
+  // a pack's kRun windows of a window row are one run of dy even where the pack crosses into the
+  // next row or plane, at the same offset in a pack for every thread of the launch, and every
+  // pack takes this path (no thread of a warp falls back to a costlier one). Run column j belongs
+  // to the pack's first row (a) where its window column ox0 + j < W, else to the next row (b):
+  // lane v's taps t use R[v + t] of its own row only. The runs are summed column by column over
+  // the window rows valid for either row; where only one of the two rows has a window row (a
+  // plane's first and last rows), the other row's columns of that run are masked.
+  //   - kFlatOne: raw sums, times the one reciprocal per lane.
+  //   - kFlatDivisors: window rows whose D and H counts are the full kernel's ("full" rows: all
+  //     but a plane's edges) add raw dy to R, whose columns each have one divisor; the others add
+  //     dy times its window's reciprocal to P. Lane terms are R[j] / divisor(j) + P[j].
+  PG_HD void same(Idx e, A (&acc)[V]) const {
     const AvgAxis<Idx>&ad = g.axis[0], &ah = g.axis[1], &aw = g.axis[2];
     const Idx W = aw.in, H = ah.in;
     const Idx row = by_w.div(e), x0 = e - row * W;
     const Idx rest = g.by_in[1].div(row), y = row - rest * H;
     const Idx z = rest - g.by_in[0].div(rest) * ad.in;
-    const Idx cut = W - x0;  // lanes cut .. V - 1 lie in row y + 1
+    const Idx cut = W - x0;  // lanes cut .. V - 1 lie in the next row (b)
     const bool split = cut < V;
-    // Valid window-row offsets, dr in [dr_lo, dr_hi] (0 <= y + dr < H), dz likewise.
-    const Idx top = ah.pad_begin - (ah.kernel - 1);
-    const Idx dr_lo = top > -y ? top : -y, dr_hi = ah.pad_begin < H - 1 - y ? ah.pad_begin : H - 1 - y;
+    // Row b: the next row of the plane, or the first of the next plane (of the next volume).
+    Idx yb = y, zb = z;
     if (split) {
-      if (y + 1 == H) return false;
-      const Idx lo_b = top > -(y + 1) ? top : -(y + 1), hi_b = ah.pad_begin < H - 2 - y ? ah.pad_begin : H - 2 - y;
-      if (lo_b != dr_lo || hi_b != dr_hi) return false;
+      yb = y + 1 == H ? Idx{0} : y + 1;
+      zb = y + 1 < H ? z : z + 1 == ad.in ? Idx{0} : z + 1;
     }
-    const Idx front = ad.pad_begin - (ad.kernel - 1);
-    const Idx dz_lo = front > -z ? front : -z, dz_hi = ad.pad_begin < ad.in - 1 - z ? ad.pad_begin : ad.in - 1 - z;
-    const Idx dc0 = aw.pad_begin - (K - 1), ox0 = x0 + dc0;  // window column of R[0] in row y
+    const WindowRows ra = window_rows(z, y), rb = window_rows(zb, yb);
+    const Idx dz_lo = ra.dz_lo < rb.dz_lo ? ra.dz_lo : rb.dz_lo, dz_hi = ra.dz_hi > rb.dz_hi ? ra.dz_hi : rb.dz_hi;
+    const Idx dr_lo = ra.dr_lo < rb.dr_lo ? ra.dr_lo : rb.dr_lo, dr_hi = ra.dr_hi > rb.dr_hi ? ra.dr_hi : rb.dr_hi;
+    const Idx dc0 = aw.pad_begin - (K - 1), ox0 = x0 + dc0;  // window column of R[0] in row a
+    const Idx jcut = W - ox0;                                  // run columns jcut .. belong to row b
     // Every run inside dy (all but a few packs at the tensor's ends), dy packed: loads without
     // bounds. An unaligned dy takes load_run's single values.
     const Idx first_s = e + (dz_lo * H + dr_lo) * W + dc0, last_s = e + (dz_hi * H + dr_hi) * W + dc0 + kRun - 1;
     const bool inside_dy = packed_dy && first_s >= 0 && (last_s | Idx(V - 1)) < dy_elems;
-    A R[kRun];
+    // kFlatDivisors: the D x H count of a full window row.
+    const Idx full = ad.kernel * ah.kernel;
+    A R[kRun], P[kFlat == kFlatDivisors ? kRun : 1];
 #pragma unroll
     for (int j = 0; j < kRun; ++j) R[j] = A(0);
+#pragma unroll
+    for (int j = 0; j < (kFlat == kFlatDivisors ? kRun : 1); ++j) P[j] = A(0);
     for (Idx dz = dz_lo; dz <= dz_hi; ++dz) {
       for (Idx dr = dr_lo; dr <= dr_hi; ++dr) {
         const Idx s = e + (dz * H + dr) * W + dc0;
         A q[kRun];
         if (inside_dy) load_run_inside(s, q);
         else load_run(s, s > 0 ? s : Idx{0}, s + kRun - 1 < dy_elems ? s + kRun - 1 : dy_elems - 1, q);
+        const bool va = ra.holds(dz, dr), vb = rb.holds(dz, dr);
         if constexpr (kFlat == kFlatOne) {
+          if (!(va && vb)) {
+#pragma unroll
+            for (int j = 0; j < kRun; ++j)
+              if (!(j < jcut ? va : vb)) q[j] = A(0);
+          }
 #pragma unroll
           for (int j = 0; j < kRun; ++j) R[j] += q[j];
-          continue;
-        }
-        // Divisors per window, from the table by value: the window row's counts along D and H
-        // (the second row's for a window past the first row's end), its own along W.
-        const Idx czy = g.window_count(0, z + dz) * g.window_count(1, y + dr);
-        if (!split && aw.windows_inside(ox0, ox0 + kRun - 1)) {
-          const A r = recip_of[czy * aw.kernel];
+        } else {
+          // The window row's D x H counts for row a's columns and row b's (0: no window row).
+          const Idx czy_a = va ? g.window_count(0, z + dz) * g.window_count(1, y + dr) : Idx{0};
+          const Idx czy_b = !split ? czy_a : vb ? g.window_count(0, zb + dz) * g.window_count(1, yb + dr) : Idx{0};
+          if (czy_a == full && czy_b == full) {
 #pragma unroll
-          for (int j = 0; j < kRun; ++j) R[j] += q[j] * r;
-          continue;
-        }
-        const Idx czy_b = split ? g.window_count(0, z + dz) * g.window_count(1, y + dr + 1) : czy;
+            for (int j = 0; j < kRun; ++j) R[j] += q[j];
+            continue;
+          }
 #pragma unroll
-        for (int j = 0; j < kRun; ++j) {
-          // Window j lies in row y + dr, or past its end in row y + 1 + dr; one in neither is no
-          // lane's (masked below).
-          const Idx ox = ox0 + j;
-          if (ox >= 0 && ox < W) R[j] += q[j] * recip_of[czy * g.window_count(2, ox)];
-          else if (split && ox >= W && ox < 2 * W) R[j] += q[j] * recip_of[czy_b * g.window_count(2, ox - W)];
+          for (int j = 0; j < kRun; ++j) {
+            const Idx czy = j < jcut ? czy_a : czy_b;
+            if (czy == full) R[j] += q[j];
+            else if (czy != 0) P[j] += q[j] * recip_of[czy * column_count(ox0 + j, W)];
+          }
         }
       }
     }
     // Lane v's tap t is R[v + t], its window column ox0 + v + t in its own row: [0, W) from row
-    // y's start for lanes before cut, from row y + 1's (W) for the rest.
+    // a's start for lanes before cut, from row b's (W) for the rest.
+    if constexpr (kFlat == kFlatDivisors) {
+#pragma unroll
+      for (int j = 0; j < kRun; ++j) R[j] = R[j] * recip_of[full * column_count(ox0 + j, W)] + P[j];
+    }
     using U = std::make_unsigned_t<Idx>;
 #pragma unroll
     for (int v = 0; v < V; ++v) {
@@ -214,7 +257,13 @@ struct AvgGatherFlatBody : FlatFields<T, Idx> {
         if (static_cast<U>(d + t) < static_cast<U>(W)) sum += R[v + t];
       acc[v] = kFlat == kFlatOne ? sum * uniform_recip : sum;
     }
-    return true;
+  }
+
+  // The W count of run column ox (a window column of row a, or W past it one of row b); 0 for
+  // one in neither row (no lane's tap).
+  PG_HD Idx column_count(Idx ox, Idx W) const {
+    if (ox >= W) ox -= W;
+    return ox >= 0 && ox < W ? g.window_count(2, ox) : Idx{0};
   }
 
   // The sums of lanes [v_lo, v_hi), whose elements lie in flat row `row` at x = x0 + v, into acc:
@@ -246,7 +295,7 @@ struct AvgGatherFlatBody : FlatFields<T, Idx> {
           const Idx out_w = aw.out, lo = first > 0 ? first : Idx{0};
           const Idx hi = first + kRun - 1 < out_w ? first + kRun - 1 : out_w - 1;
           A q[kRun];
-          load_run(row_dy + first, row_dy + lo, row_dy + hi, q);
+          load_scalars(row_dy + first, row_dy + lo, row_dy + hi, q);
 #pragma unroll
           for (int j = 0; j < kRun; ++j) {
             const bool valid = static_cast<uint32_t>(first + j) < static_cast<uint32_t>(out_w);
@@ -280,9 +329,9 @@ struct AvgGatherFlatBody : FlatFields<T, Idx> {
     A acc[V];
 #pragma unroll
     for (int v = 0; v < V; ++v) acc[v] = A(0);
-    bool done = false;
-    if constexpr (kFlat != kFlatParts) done = same(e, acc);
-    if (!done) {
+    if constexpr (kFlat != kFlatParts) {
+      same(e, acc);
+    } else {
       Idx row = by_w.div(e);
       Idx x0 = e - row * W;  // x of lane 0 in the part's row: below 0 in a pack's later parts
       // One part per row the pack holds; the pack ends inside the tensor (whole packs).
