@@ -517,11 +517,15 @@ TEST(AvgGatherFlatReach, TheFuzzDrawsEveryPackStructure) {
       double divisor = 0;
       if (W < lanes + kw - 1) ++seen["flat runs longer than a row (parts)"];
       else {
-        ++seen[p.has_divisor_override || avg_uniform_divisor(p, &divisor) ? "flat runs, one divisor" : "flat runs, a divisor per window"];
+        const bool one = p.has_divisor_override || avg_uniform_divisor(p, &divisor);
+        // With one divisor, every pack whose two rows have the same window rows (a pack within a
+        // row, every pack of a plane's inner rows) takes the unmasked loop.
+        ++seen[one ? "flat runs, one divisor" : "flat runs, a divisor per window"];
         if (W % lanes != 0) ++seen["flat runs across rows"];
         // A pack across rows 0 and 1 (or H - 2 and H - 1) of a plane: its two rows have different
         // valid window rows, and the run columns of one row are masked.
         if (W % lanes != 0 && kh > 1) ++seen["flat runs masked at a plane's edge"];
+        if (W % lanes != 0 && kh > 1 && one) ++seen["flat runs masked at a plane's edge, one divisor"];
         // A pack that crosses a plane's end: its second row is the next plane's first.
         if ((W * H) % lanes != 0) ++seen["flat runs across planes"];
       }
@@ -548,8 +552,8 @@ TEST(AvgGatherFlatReach, TheFuzzDrawsEveryPackStructure) {
                  {"2D problems", "3D problems", "scalar path", "unrolled k2, k3, k5 packs", "dy read as single values",
                   "dy read as packs at an offset", "lane walks", "flat runs longer than a row (parts)",
                   "flat runs, one divisor", "flat runs, a divisor per window", "flat runs across rows",
-                  "flat runs masked at a plane's edge", "flat runs across planes",
-                  "packs across rows", "rows shorter than a pack",
+                  "flat runs masked at a plane's edge", "flat runs masked at a plane's edge, one divisor",
+                  "flat runs across planes", "packs across rows", "rows shorter than a pack",
                   "reciprocal terms", "parts inside the input", "parts at a padded edge", "divided terms",
                   "divisor_override", "include_pad", "exclude_pad", "full_kernel"});
 }
