@@ -53,6 +53,10 @@ PG_HD void flat_pick_at(int sh, F& f) {
   else flat_pick_at<V, S + 1>(sh, f);
 }
 
+// Launch bounds of the kFlatDivisors bodies (blocks of 256 threads a multiprocessor): uncapped,
+// their masked loop takes 84-96 registers (ptxas 11.8, f32 k3), three blocks or fewer.
+inline constexpr int kFlatDivisorsBlocks = 4;
+
 // same()'s reciprocal divisors by value: kernel volumes up to 5 x 5 x 5.
 inline constexpr int kRecipTable = 126;
 
@@ -67,6 +71,10 @@ struct FlatFields {
   bool packed_dy;     // dy is 16-byte aligned and a whole number of packs: runs are loaded as packs
   Idx dy_elems;
   A recip_of[kRecipTable];  // same() where windows differ in divisor: 1 / d by divisor d (0 at 0)
+  // same() where windows differ in divisor: the output planes (D) and rows (H) whose windows count
+  // the whole kernel along that axis, [full_lo, full_hi] (counts rise toward the middle of an
+  // axis, so they are one range; empty when full_lo > full_hi).
+  Idx full_lo[2], full_hi[2];
   const T* dy;
   T* dx;
 };
@@ -177,6 +185,13 @@ struct AvgGatherFlatBody : FlatFields<T, Idx> {
     return r;
   }
 
+  // Whether every window row of an element in row y of plane z, offsets r, counts the whole
+  // kernel along D and H (kFlatDivisors: its runs then sum raw, one divisor per column).
+  PG_HD bool full_rows(const WindowRows& r, Idx z, Idx y) const {
+    return z + r.dz_lo >= this->full_lo[0] && z + r.dz_hi <= this->full_hi[0] && y + r.dr_lo >= this->full_lo[1] &&
+           y + r.dr_hi <= this->full_hi[1];
+  }
+
   // out == in on every axis (kFlatDivisors, kFlatOne; the launch also asks W >= kRun and, where
   // windows differ in divisor, a kernel volume below kRecipTable): window (z + dz, y + dr, x + dc)
   // of dx element e has its dy at e + (dz * H + dr) * W + dc, whichever row and plane e is in. So
@@ -221,11 +236,15 @@ struct AvgGatherFlatBody : FlatFields<T, Idx> {
     for (int j = 0; j < kRun; ++j) R[j] = A(0);
 #pragma unroll
     for (int j = 0; j < (kFlat == kFlatDivisors ? kRun : 1); ++j) P[j] = A(0);
-    if (kFlat == kFlatOne && ra.same_as(rb)) {
-      // Both rows have the same window rows (every pack but those by a plane's first and last
-      // rows): no column is masked, and a window row's run is the last one's W further on. In the
-      // masked loop below, ptxas 11.8's SASS re-derived the masks' row and plane divisions each
-      // window row: about 76 instructions a window row, against about 35 here (f32, K = 3).
+    // Both rows have the same window rows (every pack but those by a plane's first and last
+    // rows) and, with a divisor per window, every window row counts the whole kernel along D and
+    // H (all but a plane's edge rows): no column is masked, every run adds raw to R, and a window
+    // row's run is the last one's W further on. In the masked loop below, ptxas 11.8's SASS
+    // re-derived the masks' row and plane divisions each window row: about 76 instructions a
+    // window row, against about 35 here (f32, K = 3, one divisor).
+    bool unmasked = ra.same_as(rb);
+    if constexpr (kFlat == kFlatDivisors) unmasked = unmasked && full_rows(ra, z, y) && (!split || full_rows(rb, zb, yb));
+    if (unmasked) {
       for (Idx dz = dz_lo; dz <= dz_hi; ++dz) {
         Idx s = e + (dz * H + dr_lo) * W + dc0;
         for (Idx dr = dr_lo; dr <= dr_hi; ++dr, s += W) {
@@ -380,6 +399,23 @@ struct AvgGatherFlatBody : FlatFields<T, Idx> {
   }
 };
 
+// The output planes (a = 0) and rows (a = 1) whose windows count the whole kernel along a, as
+// [lo[a], hi[a]] (empty: lo > hi).
+template <class Idx>
+void flat_full_rows(const Problem& p, Idx (&lo)[2], Idx (&hi)[2]) {
+  const AvgShape<int64_t> g = make_avg_shape<int64_t>(p);
+  for (int a = 0; a < 2; ++a) {
+    int64_t first = -1, last = -2;
+    for (int64_t o = 0; o < p.out[a]; ++o)
+      if (g.window_count(a, o) == p.kernel[a]) {
+        if (first < 0) first = o;
+        last = o;
+      }
+    lo[a] = static_cast<Idx>(first < 0 ? 0 : first);
+    hi[a] = static_cast<Idx>(first < 0 ? -1 : last);
+  }
+}
+
 struct AvgGatherFlat : VariantDefaults {
   static constexpr PoolTraits traits{
       .name = "avg.gather.flat", .op = Op::avg, .inputs = Inputs::dy_only, .deterministic = true};
@@ -418,11 +454,15 @@ struct AvgGatherFlat : VariantDefaults {
                                 packed_dy,
                                 static_cast<Idx>(p.out_elems()),
                                 {},
+                                {},
+                                {},
                                 static_cast<const T*>(b.dy),
                                 static_cast<T*>(b.dx)};
       for (int d = 1; d < kRecipTable; ++d) fields.recip_of[d] = A(1) / static_cast<A>(d);
+      flat_full_rows(p, fields.full_lo, fields.full_hi);
       const auto run = [&]<int V, int K, bool kRecip, int kFlat>() {
-        ex.template for_each<Idx>(p.in_elems() / V, AvgGatherFlatBody<T, Idx, V, K, kRecip, kFlat>{fields});
+        constexpr int kMinBlocks = kFlat == kFlatDivisors ? kFlatDivisorsBlocks : kNoLaunchBounds;
+        ex.template for_each<Idx, kMinBlocks>(p.in_elems() / V, AvgGatherFlatBody<T, Idx, V, K, kRecip, kFlat>{fields});
       };
       if (!packed) {
         if (recip) run.template operator()<1, 0, true, kFlatParts>();
