@@ -53,8 +53,10 @@ PG_HD void flat_pick_at(int sh, F& f) {
   else flat_pick_at<V, S + 1>(sh, f);
 }
 
-// Launch bounds of the kFlatDivisors bodies (blocks of 256 threads a multiprocessor): uncapped,
-// their masked loop takes 84-96 registers (ptxas 11.8, f32 k3), three blocks or fewer.
+// Launch bounds of the same() bodies (blocks of 256 threads a multiprocessor). Uncapped, ptxas
+// 11.8 gave f32 k3 kFlatOne 52 registers (four blocks; five at 48 before the edge rows' branch)
+// and kFlatDivisors 84 (three blocks).
+inline constexpr int kFlatOneBlocks = 5;
 inline constexpr int kFlatDivisorsBlocks = 4;
 
 // same()'s reciprocal divisors by value: kernel volumes up to 5 x 5 x 5.
@@ -169,9 +171,6 @@ struct AvgGatherFlatBody : FlatFields<T, Idx> {
   struct WindowRows {
     Idx dz_lo, dz_hi, dr_lo, dr_hi;
     PG_HD bool holds(Idx dz, Idx dr) const { return dz >= dz_lo && dz <= dz_hi && dr >= dr_lo && dr <= dr_hi; }
-    PG_HD bool same_as(const WindowRows& o) const {
-      return dz_lo == o.dz_lo && dz_hi == o.dz_hi && dr_lo == o.dr_lo && dr_hi == o.dr_hi;
-    }
   };
   PG_HD WindowRows window_rows(Idx z, Idx y) const {
     const AvgAxis<Idx>&ad = g.axis[0], &ah = g.axis[1];
@@ -183,13 +182,6 @@ struct AvgGatherFlatBody : FlatFields<T, Idx> {
     r.dr_lo = top > -y ? top : -y;
     r.dr_hi = ah.pad_begin < bottom ? ah.pad_begin : bottom;
     return r;
-  }
-
-  // Whether every window row of an element in row y of plane z, offsets r, counts the whole
-  // kernel along D and H (kFlatDivisors: its runs then sum raw, one divisor per column).
-  PG_HD bool full_rows(const WindowRows& r, Idx z, Idx y) const {
-    return z + r.dz_lo >= this->full_lo[0] && z + r.dz_hi <= this->full_hi[0] && y + r.dr_lo >= this->full_lo[1] &&
-           y + r.dr_hi <= this->full_hi[1];
   }
 
   // out == in on every axis (kFlatDivisors, kFlatOne; the launch also asks W >= kRun and, where
@@ -236,54 +228,47 @@ struct AvgGatherFlatBody : FlatFields<T, Idx> {
     for (int j = 0; j < kRun; ++j) R[j] = A(0);
 #pragma unroll
     for (int j = 0; j < (kFlat == kFlatDivisors ? kRun : 1); ++j) P[j] = A(0);
-    // Both rows have the same window rows (every pack but those by a plane's first and last
-    // rows) and, with a divisor per window, every window row counts the whole kernel along D and
-    // H (all but a plane's edge rows): no column is masked, every run adds raw to R, and a window
-    // row's run is the last one's W further on. In the masked loop below, ptxas 11.8's SASS
-    // re-derived the masks' row and plane divisions each window row: about 76 instructions a
-    // window row, against about 35 here (f32, K = 3, one divisor).
-    bool unmasked = ra.same_as(rb);
-    if constexpr (kFlat == kFlatDivisors) unmasked = unmasked && full_rows(ra, z, y) && (!split || full_rows(rb, zb, yb));
-    if (unmasked) {
-      for (Idx dz = dz_lo; dz <= dz_hi; ++dz) {
-        Idx s = e + (dz * H + dr_lo) * W + dc0;
-        for (Idx dr = dr_lo; dr <= dr_hi; ++dr, s += W) {
-          A q[kRun];
-          load_run_any(s, inside_dy, q);
+    // The window rows (dz, dr) that both rows hold and, with a divisor per window, whose windows
+    // count the whole kernel along D and H for both: a box, as each row's valid rows and full
+    // rows are ranges. There the run adds raw to R, as one loop over the union; only a plane's
+    // edge rows take the masked or divided adds. A separate loop for packs with no such edge
+    // rows made a warp run both loops wherever one of its packs had one (H100, 2026-12-06: 21.6
+    // of 32 threads active on Inception's Mixed_6b, 0.80x), where this branch holds a few
+    // instructions of a row or two.
+    Idx fz_lo = ra.dz_lo > rb.dz_lo ? ra.dz_lo : rb.dz_lo, fz_hi = ra.dz_hi < rb.dz_hi ? ra.dz_hi : rb.dz_hi;
+    Idx fr_lo = ra.dr_lo > rb.dr_lo ? ra.dr_lo : rb.dr_lo, fr_hi = ra.dr_hi < rb.dr_hi ? ra.dr_hi : rb.dr_hi;
+    if constexpr (kFlat == kFlatDivisors) {
+      const Idx zm = z > zb ? z : zb, zn = z < zb ? z : zb, ym = y > yb ? y : yb, yn = y < yb ? y : yb;
+      fz_lo = fz_lo > this->full_lo[0] - zn ? fz_lo : this->full_lo[0] - zn;
+      fz_hi = fz_hi < this->full_hi[0] - zm ? fz_hi : this->full_hi[0] - zm;
+      fr_lo = fr_lo > this->full_lo[1] - yn ? fr_lo : this->full_lo[1] - yn;
+      fr_hi = fr_hi < this->full_hi[1] - ym ? fr_hi : this->full_hi[1] - ym;
+    }
+    for (Idx dz = dz_lo; dz <= dz_hi; ++dz) {
+      const bool full_z = dz >= fz_lo && dz <= fz_hi;
+      Idx s = e + (dz * H + dr_lo) * W + dc0;
+      for (Idx dr = dr_lo; dr <= dr_hi; ++dr, s += W) {
+        A q[kRun];
+        load_run_any(s, inside_dy, q);
+        if (full_z && dr >= fr_lo && dr <= fr_hi) {
 #pragma unroll
           for (int j = 0; j < kRun; ++j) R[j] += q[j];
+          continue;
         }
-      }
-    } else {
-      for (Idx dz = dz_lo; dz <= dz_hi; ++dz) {
-        for (Idx dr = dr_lo; dr <= dr_hi; ++dr) {
-          const Idx s = e + (dz * H + dr) * W + dc0;
-          A q[kRun];
-          load_run_any(s, inside_dy, q);
-          const bool va = ra.holds(dz, dr), vb = rb.holds(dz, dr);
-          if constexpr (kFlat == kFlatOne) {
-            if (!(va && vb)) {
+        const bool va = ra.holds(dz, dr), vb = rb.holds(dz, dr);
+        if constexpr (kFlat == kFlatOne) {
 #pragma unroll
-              for (int j = 0; j < kRun; ++j)
-                if (!(j < jcut ? va : vb)) q[j] = A(0);
-            }
+          for (int j = 0; j < kRun; ++j)
+            if (j < jcut ? va : vb) R[j] += q[j];
+        } else {
+          // The window row's D x H counts for row a's columns and row b's (0: no window row).
+          const Idx czy_a = va ? g.window_count(0, z + dz) * g.window_count(1, y + dr) : Idx{0};
+          const Idx czy_b = !split ? czy_a : vb ? g.window_count(0, zb + dz) * g.window_count(1, yb + dr) : Idx{0};
 #pragma unroll
-            for (int j = 0; j < kRun; ++j) R[j] += q[j];
-          } else {
-            // The window row's D x H counts for row a's columns and row b's (0: no window row).
-            const Idx czy_a = va ? g.window_count(0, z + dz) * g.window_count(1, y + dr) : Idx{0};
-            const Idx czy_b = !split ? czy_a : vb ? g.window_count(0, zb + dz) * g.window_count(1, yb + dr) : Idx{0};
-            if (czy_a == full && czy_b == full) {
-#pragma unroll
-              for (int j = 0; j < kRun; ++j) R[j] += q[j];
-              continue;
-            }
-#pragma unroll
-            for (int j = 0; j < kRun; ++j) {
-              const Idx czy = j < jcut ? czy_a : czy_b;
-              if (czy == full) R[j] += q[j];
-              else if (czy != 0) P[j] += q[j] * recip_of[czy * column_count(ox0 + j, W)];
-            }
+          for (int j = 0; j < kRun; ++j) {
+            const Idx czy = j < jcut ? czy_a : czy_b;
+            if (czy == full) R[j] += q[j];
+            else if (czy != 0) P[j] += q[j] * recip_of[czy * column_count(ox0 + j, W)];
           }
         }
       }
@@ -461,7 +446,9 @@ struct AvgGatherFlat : VariantDefaults {
       for (int d = 1; d < kRecipTable; ++d) fields.recip_of[d] = A(1) / static_cast<A>(d);
       flat_full_rows(p, fields.full_lo, fields.full_hi);
       const auto run = [&]<int V, int K, bool kRecip, int kFlat>() {
-        constexpr int kMinBlocks = kFlat == kFlatDivisors ? kFlatDivisorsBlocks : kNoLaunchBounds;
+        constexpr int kMinBlocks = kFlat == kFlatDivisors ? kFlatDivisorsBlocks
+                                   : kFlat == kFlatOne    ? kFlatOneBlocks
+                                                          : kNoLaunchBounds;
         ex.template for_each<Idx, kMinBlocks>(p.in_elems() / V, AvgGatherFlatBody<T, Idx, V, K, kRecip, kFlat>{fields});
       };
       if (!packed) {
