@@ -524,8 +524,10 @@ TEST(AvgGatherFlatReach, TheFuzzDrawsEveryPackStructure) {
         // With a divisor per window, packs whose window rows all count the whole kernel along D
         // and H (a row kh - 1 or more from both of its plane's edges, likewise along D) take the
         // unmasked loop too.
-        int64_t full_lo[2], full_hi[2];
-        flat_full_rows(p, full_lo, full_hi);
+        FlatFields<float, int64_t> counts{};
+        fill_flat_counts(p, counts);
+        const int64_t(&full_lo)[kAxes] = counts.full_lo;
+        const int64_t(&full_hi)[kAxes] = counts.full_hi;
         // Some plane (row) whose covering window planes (rows) all lie in the full range.
         const auto inner = [&](int a) {
           for (int64_t y = 0; y < p.in[a]; ++y) {

@@ -59,6 +59,10 @@ PG_HD void flat_pick_at(int sh, F& f) {
 inline constexpr int kFlatOneBlocks = 5;
 inline constexpr int kFlatDivisorsBlocks = 4;
 
+// same()'s W counts of the window columns at a row's ends: out == in leaves pad_begin columns
+// before the whole-kernel ones and pad_end after, each below the kernel (at most 4).
+inline constexpr int kFlatEdge = 8;
+
 // same()'s reciprocal divisors by value: kernel volumes up to 5 x 5 x 5.
 inline constexpr int kRecipTable = 126;
 
@@ -73,10 +77,12 @@ struct FlatFields {
   bool packed_dy;     // dy is 16-byte aligned and a whole number of packs: runs are loaded as packs
   Idx dy_elems;
   A recip_of[kRecipTable];  // same() where windows differ in divisor: 1 / d by divisor d (0 at 0)
-  // same() where windows differ in divisor: the output planes (D) and rows (H) whose windows count
-  // the whole kernel along that axis, [full_lo, full_hi] (counts rise toward the middle of an
-  // axis, so they are one range; empty when full_lo > full_hi).
-  Idx full_lo[2], full_hi[2];
+  // same() where windows differ in divisor: per axis, the windows that count the whole kernel
+  // along it, [full_lo, full_hi] (counts rise toward the middle of an axis, so they are one range;
+  // empty when full_lo > full_hi), and the W counts of the window columns before it (edge_w[0][x]
+  // for column x) and after it (edge_w[1][i] for column W - 1 - i).
+  Idx full_lo[kAxes], full_hi[kAxes];
+  Idx edge_w[2][kFlatEdge];
   const T* dy;
   T* dx;
 };
@@ -293,9 +299,14 @@ struct AvgGatherFlatBody : FlatFields<T, Idx> {
 
   // The W count of run column ox (a window column of row a, or W past it one of row b); 0 for
   // one in neither row (no lane's tap).
+  // From the launch's tables: window_count's division-based edge counts ran about 480
+  // instructions a pack for kRun columns (ptxas 11.8 SASS, f32 k3).
   PG_HD Idx column_count(Idx ox, Idx W) const {
     if (ox >= W) ox -= W;
-    return ox >= 0 && ox < W ? g.window_count(2, ox) : Idx{0};
+    if (ox < 0 || ox >= W) return 0;
+    if (ox < this->full_lo[2]) return this->edge_w[0][ox];
+    if (ox > this->full_hi[2]) return this->edge_w[1][W - 1 - ox];
+    return g.axis[2].kernel;
   }
 
   // The sums of lanes [v_lo, v_hi), whose elements lie in flat row `row` at x = x0 + v, into acc:
@@ -384,21 +395,28 @@ struct AvgGatherFlatBody : FlatFields<T, Idx> {
   }
 };
 
-// The output planes (a = 0) and rows (a = 1) whose windows count the whole kernel along a, as
-// [lo[a], hi[a]] (empty: lo > hi).
-template <class Idx>
-void flat_full_rows(const Problem& p, Idx (&lo)[2], Idx (&hi)[2]) {
+// FlatFields' whole-kernel ranges and W edge counts (see there); false when an edge has more
+// columns than kFlatEdge (never where out == in).
+template <class T, class Idx>
+bool fill_flat_counts(const Problem& p, FlatFields<T, Idx>& f) {
   const AvgShape<int64_t> g = make_avg_shape<int64_t>(p);
-  for (int a = 0; a < 2; ++a) {
+  for (int a = 0; a < kAxes; ++a) {
     int64_t first = -1, last = -2;
     for (int64_t o = 0; o < p.out[a]; ++o)
       if (g.window_count(a, o) == p.kernel[a]) {
         if (first < 0) first = o;
         last = o;
       }
-    lo[a] = static_cast<Idx>(first < 0 ? 0 : first);
-    hi[a] = static_cast<Idx>(first < 0 ? -1 : last);
+    f.full_lo[a] = static_cast<Idx>(first < 0 ? 0 : first);
+    f.full_hi[a] = static_cast<Idx>(first < 0 ? -1 : last);
   }
+  const int64_t W = p.out[2], before = f.full_lo[2], after = W - 1 - f.full_hi[2];
+  if (before > kFlatEdge || after > kFlatEdge) return false;
+  for (int64_t i = 0; i < kFlatEdge; ++i) {
+    f.edge_w[0][i] = static_cast<Idx>(i < before ? g.window_count(2, i) : 0);
+    f.edge_w[1][i] = static_cast<Idx>(i < after ? g.window_count(2, W - 1 - i) : 0);
+  }
+  return true;
 }
 
 struct AvgGatherFlat : VariantDefaults {
@@ -441,10 +459,11 @@ struct AvgGatherFlat : VariantDefaults {
                                 {},
                                 {},
                                 {},
+                                {},
                                 static_cast<const T*>(b.dy),
                                 static_cast<T*>(b.dx)};
       for (int d = 1; d < kRecipTable; ++d) fields.recip_of[d] = A(1) / static_cast<A>(d);
-      flat_full_rows(p, fields.full_lo, fields.full_hi);
+      const bool counted = fill_flat_counts(p, fields);
       const auto run = [&]<int V, int K, bool kRecip, int kFlat>() {
         constexpr int kMinBlocks = kFlat == kFlatDivisors ? kFlatDivisorsBlocks
                                    : kFlat == kFlatOne    ? kFlatOneBlocks
@@ -458,7 +477,7 @@ struct AvgGatherFlat : VariantDefaults {
       }
       // out == in on every axis, a run fits two rows, and the table holds every divisor: same().
       const bool same = p.out[0] == p.in[0] && p.out[1] == p.in[1] && p.out[2] == p.in[2] &&
-                        (uniform || p.taps() < kRecipTable);
+                        (uniform || (p.taps() < kRecipTable && counted));
       with_unrolled_w_kernel(p, [&](auto kernel) {
         constexpr int K = decltype(kernel)::value;
         if constexpr (K > 0) {
