@@ -30,7 +30,11 @@
 // Measured (H100, 2026-12-06, bench/results/2026-12-06_h100_avg_flat.md): Inception's Mixed_5b and
 // Mixed_6b at 54% and 52% of copy (avg.gather.planes and .columns: 67-69%), the exclude_pad rows
 // at 10-16%; the best variant on a 1 x 3 row (75%). Issue-bound at about 108 thread instructions
-// per element on Mixed_6b, against the 67 the SASS of ptxas 11.8 predicted.
+// per element on Mixed_6b, against the 67 the SASS of ptxas 11.8 predicted. The same day
+// (bench/results/2026-12-06_h100_flat_box.md): window rows that add raw as a box inside one loop
+// and exclude_pad's edge column counts from a table, 1.09-1.41x on the one-divisor rows (Mixed_5b
+// and 6b 59% of copy, 79 thread instructions per element) and 2.0-2.2x on the exclude_pad rows
+// (31-36%); still behind the staged gathers on Inception's rows.
 #pragma once
 
 #include <cstdint>
