@@ -518,22 +518,16 @@ TEST(AvgGatherFlatReach, TheFuzzDrawsEveryPackStructure) {
       if (W < lanes + kw - 1) ++seen["flat runs longer than a row (parts)"];
       else {
         const bool one = p.has_divisor_override || avg_uniform_divisor(p, &divisor);
-        // With one divisor, every pack whose two rows have the same window rows (a pack within a
-        // row, every pack of a plane's inner rows) takes the unmasked loop.
         ++seen[one ? "flat runs, one divisor" : "flat runs, a divisor per window"];
-        // With a divisor per window, packs whose window rows all count the whole kernel along D
-        // and H (a row kh - 1 or more from both of its plane's edges, likewise along D) take the
-        // unmasked loop too.
+        // With a divisor per window, the window rows of a pack that count the whole kernel along D
+        // and H add raw: some plane (row) whose covering window planes (rows) all do.
         FlatFields<float, int64_t> counts{};
         fill_flat_counts(p, counts);
-        const int64_t(&full_lo)[kAxes] = counts.full_lo;
-        const int64_t(&full_hi)[kAxes] = counts.full_hi;
-        // Some plane (row) whose covering window planes (rows) all lie in the full range.
         const auto inner = [&](int a) {
           for (int64_t y = 0; y < p.in[a]; ++y) {
             const int64_t lo = std::max<int64_t>(y + p.pad_begin[a] - (p.kernel[a] - 1), 0);
             const int64_t hi = std::min<int64_t>(y + p.pad_begin[a], p.in[a] - 1);
-            if (lo >= full_lo[a] && hi <= full_hi[a]) return true;
+            if (lo >= counts.full_lo[a] && hi <= counts.full_hi[a]) return true;
           }
           return false;
         };

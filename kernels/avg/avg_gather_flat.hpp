@@ -302,9 +302,8 @@ struct AvgGatherFlatBody : FlatFields<T, Idx> {
   }
 
   // The W count of run column ox (a window column of row a, or W past it one of row b); 0 for
-  // one in neither row (no lane's tap).
-  // From the launch's tables: window_count's division-based edge counts ran about 480
-  // instructions a pack for kRun columns (ptxas 11.8 SASS, f32 k3).
+  // one in neither row (no lane's tap). Edge columns come from the launch's table: window_count's
+  // divisions for kRun columns cost about 480 instructions a pack (ptxas 11.8 SASS, f32 k3).
   PG_HD Idx column_count(Idx ox, Idx W) const {
     if (ox >= W) ox -= W;
     if (ox < 0 || ox >= W) return 0;
@@ -467,7 +466,8 @@ struct AvgGatherFlat : VariantDefaults {
                                 static_cast<const T*>(b.dy),
                                 static_cast<T*>(b.dx)};
       for (int d = 1; d < kRecipTable; ++d) fields.recip_of[d] = A(1) / static_cast<A>(d);
-      const bool counted = fill_flat_counts(p, fields);
+      // Only the per-window divisors read the ranges and tables (a loop over each axis's windows).
+      const bool counted = !uniform && fill_flat_counts(p, fields);
       const auto run = [&]<int V, int K, bool kRecip, int kFlat>() {
         constexpr int kMinBlocks = kFlat == kFlatDivisors ? kFlatDivisorsBlocks
                                    : kFlat == kFlatOne    ? kFlatOneBlocks
