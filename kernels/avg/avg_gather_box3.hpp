@@ -10,8 +10,9 @@
 // one halo element each side; neighbouring items read the same rows, from cache), scales and
 // sums them along W and H in registers; dx of plane z is then the sum of the window planes
 // z-1, z, z+1, which slide through registers. A dx element costs one plane of arithmetic and
-// about one dy read from DRAM. The loads of the plane after next are issued before a plane's
-// arithmetic (software pipelining), since the kernel is bound by load latency.
+// about one dy read from DRAM. The kernel is bound by load latency: the loads of the plane after
+// next are issued before dx plane z is summed and stored (software pipelining), and for the
+// 16-bit types before plane z + 1 is reduced too (kAvgBox3EarlyLoads).
 //
 // The divisor is the product of per-axis counts, and a count differs from the interior one only
 // at the first and last window of an axis (exclude_pad), so the host computes the eight
@@ -28,6 +29,17 @@
 #include "kernels/common/variant_defaults.hpp"
 
 namespace pg {
+
+// Whether the 3D walk issues a window plane's loads before it reduces the plane loaded before
+// (two planes of loads in registers at once), or after (one). f32 after, so that 64 registers
+// hold the body and four blocks share a multiprocessor (76 registers, three blocks, before):
+// H100, 2026-12-06 (bench/results/2026-12-06_h100_box3_late.md), the baseline suite's
+// (8,64,16,56,56) k3s1p1 cip and exclude_pad rows 85.6 -> 79.5 us, (2,16,64,64,64) 32.0 -> 29.0,
+// (4,32,32,40,40) 26.7 -> 26.3; the early loads capped to 64 registers spill and ran 0.65x. The
+// 16-bit bodies stay early: after, nvcc gives them more registers, not fewer (f16 78 -> 89, bf16
+// 88 -> 96).
+template <class T>
+inline constexpr bool kAvgBox3EarlyLoads = !std::is_same_v<T, float>;
 
 // kDepth: the D axis is a 3-window (3D); else D is a single plane (2D).
 template <class T, class Idx, int V, bool kDepth>
@@ -125,11 +137,18 @@ struct AvgBox3Body {
     reduce(cur, z_begin, y0, edge, here);
     load(base + (z_begin + 1) * plane, y0, x0, z_begin + 1 < D, cur);
     for (Idx z = z_begin; z < z_end; ++z) {
-      // Software pipelining: plane z + 2 (needed by the next dx plane) is loaded before plane
-      // z + 1 is reduced and dx plane z stored, so its loads are in flight during that work.
+      // Software pipelining: plane z + 2 (needed by the next dx plane) is loaded before dx plane
+      // z is stored (and, early, before plane z + 1 is reduced), so its loads are in flight
+      // during that work.
       PlaneRows next;
-      load(base + (z + 2) * plane, y0, x0, z + 2 < D && z + 1 < z_end, next);
-      reduce(cur, z + 1, y0, edge, after);
+      const bool next_in = z + 2 < D && z + 1 < z_end;
+      if constexpr (kAvgBox3EarlyLoads<T>) {
+        load(base + (z + 2) * plane, y0, x0, next_in, next);
+        reduce(cur, z + 1, y0, edge, after);
+      } else {
+        reduce(cur, z + 1, y0, edge, after);
+        load(base + (z + 2) * plane, y0, x0, next_in, next);
+      }
 #pragma unroll
       for (int v = 0; v < V; ++v) before[v] = (before[v] + here[v]) + after[v];
       store(before, base + z * plane + y0 * W + x0);
@@ -172,10 +191,13 @@ struct AvgBox3Body {
 // - Other types run without launch bounds: bf16 and f64 spill under the 2D cap (ptxas -v), and
 //   the halves take more registers under the thread bound. f16 (8,64,16,56,56): 79 registers
 //   without 0.0675 ms, 100 with the thread bound 0.0753; f16 2D 0.0482 without, 0.0488 with.
+// - 2026-12-06: f32 3D with its loads after the reduce (kAvgBox3EarlyLoads) fits 64 registers
+//   without spilling and asks for four blocks (the thread bound alone gave the same 64
+//   registers and rows 0-3% slower).
 inline constexpr int64_t kAvgBox3WantItems = int64_t{1} << 18;
 inline constexpr int64_t kAvgBox3MinRunPlanes = 4;  // twice the two window planes a run re-reads
 template <class T, bool kDepth>
-inline constexpr int kAvgBox3LaunchBounds = !std::is_same_v<T, float> ? kNoLaunchBounds : kDepth ? 0 : 6;
+inline constexpr int kAvgBox3LaunchBounds = !std::is_same_v<T, float> ? kNoLaunchBounds : kDepth ? 4 : 6;
 
 // Work items for p: W / V * H * N * C per run of planes (plan_plane_runs); p has dx elements.
 template <class T, class Idx, int V, bool kDepth>
