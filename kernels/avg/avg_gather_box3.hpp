@@ -31,13 +31,8 @@
 namespace pg {
 
 // Whether the 3D walk issues a window plane's loads before it reduces the plane loaded before
-// (two planes of loads in registers at once), or after (one). f32 after, so that 64 registers
-// hold the body and four blocks share a multiprocessor (76 registers, three blocks, before):
-// H100, 2026-12-06 (bench/results/2026-12-06_h100_box3_late.md), the baseline suite's
-// (8,64,16,56,56) k3s1p1 cip and exclude_pad rows 85.6 -> 79.5 us, (2,16,64,64,64) 32.0 -> 29.0,
-// (4,32,32,40,40) 26.7 -> 26.3; the early loads capped to 64 registers spill and ran 0.65x. The
-// 16-bit bodies stay early: after, nvcc gives them more registers, not fewer (f16 78 -> 89, bf16
-// 88 -> 96).
+// (two planes of loads in registers at once), or after (one): after for f32, whose body then
+// fits 64 registers; the figures are in the tuning notes below (kAvgBox3LaunchBounds).
 template <class T>
 inline constexpr bool kAvgBox3EarlyLoads = !std::is_same_v<T, float>;
 
@@ -181,7 +176,8 @@ struct AvgBox3Body {
 //   single planes, which read every window plane three times.
 // - Prefetching the next plane (the loop in AvgBox3Body). Registers depend on launch bounds:
 //   f32 72 without any (3 blocks per SM), 64 with the 256-thread bound alone (4 blocks, no
-//   spill), 64 and spilling with 4 blocks asked. 2026-11-23, thread bound: one run (2^18 items)
+//   spill; nvcc 13 later gave 76, 3 blocks), 64 and spilling with 4 blocks asked. 2026-11-23,
+//   thread bound: one run (2^18 items)
 //   0.0802 ms, two (2^19) 0.0827, three (2^20) 0.0857; 4 blocks asked (spills) 0.1147; 72
 //   registers 0.0870 at 2^20. With loads in flight the tail matters less than re-read planes.
 //   f16 (8 per item, 100 registers with the thread bound, 2 blocks): one run 0.0756, two
@@ -191,9 +187,14 @@ struct AvgBox3Body {
 // - Other types run without launch bounds: bf16 and f64 spill under the 2D cap (ptxas -v), and
 //   the halves take more registers under the thread bound. f16 (8,64,16,56,56): 79 registers
 //   without 0.0675 ms, 100 with the thread bound 0.0753; f16 2D 0.0482 without, 0.0488 with.
-// - 2026-12-06: f32 3D with its loads after the reduce (kAvgBox3EarlyLoads) fits 64 registers
-//   without spilling and asks for four blocks (the thread bound alone gave the same 64
-//   registers and rows 0-3% slower).
+// - 2026-12-06 (bench/results/2026-12-06_h100_box3_late.md): f32 3D loads the plane after next
+//   after it reduces the plane before (kAvgBox3EarlyLoads), so one plane of loads is live: 64
+//   registers without spilling, four blocks asked (76 registers, three blocks, before). The
+//   baseline's k3s1p1 cip and exclude_pad rows 85.6 -> 79.5 us, (2,16,64,64,64) 32.0 -> 29.0,
+//   (4,32,32,40,40) 26.7 -> 26.3; the thread bound alone gave the same 64 registers and rows
+//   0-3% slower; the early loads capped to 64 registers spilled and ran 0.65x. The 16-bit bodies
+//   keep the early loads: after, nvcc gives them more registers, not fewer (f16 78 -> 89, bf16
+//   88 -> 96).
 inline constexpr int64_t kAvgBox3WantItems = int64_t{1} << 18;
 inline constexpr int64_t kAvgBox3MinRunPlanes = 4;  // twice the two window planes a run re-reads
 template <class T, bool kDepth>
