@@ -52,8 +52,14 @@ inline constexpr int kClChannels = 4;
 // none / thread bound only / 3 / 4 blocks: resnet50 stem CL bf16 0.0688 / 0.0687 / 0.0586 /
 // 0.0553 ms, X3D stem CL bf16 0.0864 / 0.0958 / 0.0774 / 0.0788, (16,128,80,80) CL f16 0.0297 /
 // 0.0291 / 0.0314 / 0.0283; resnet50 stem CL f32 0.0673 / 0.0645 / 0.0646 / 0.0743.
-template <class T>
-inline constexpr int kClLaunchBounds = sizeof(T) == 2 ? 4 : 0;
+// nvcc 13 gives the 16-bit 2D strips (L = 2) 79-80 registers: capped to 64 for 4 blocks they
+// spill 52 bytes, so they take 3 blocks (80 registers, no spill); the 3D one-pair items keep 4
+// (64 registers, 0-8 bytes spilled, 80 at 3 blocks). H100, 2026-12-06 (call E of
+// bench/results/2026-12-06_h100_cl_bounds.md), 4 / 3 blocks for L = 2: X3D stem CL bf16 76.9 /
+// 65.9 us, resnet50 stem CL bf16 49.6 / 45.2, (16,96,75,75) k3s2p0 CL bf16 19.9 / 16.5; the 3D
+// k3s2p1 CL bf16 (4,64,16,56,56), L = 1, 27.9 at 4 blocks and 29.2 at 3.
+template <class T, int L>
+inline constexpr int kClLaunchBounds = sizeof(T) != 2 ? 0 : L > 1 ? 3 : 4;
 
 // Channels-last: V channels of a strip of one D slice, B rows by L pairs of B positions along
 // W, one pack of dx stored per position. kCopyD: D (A0 == 0) is a copy axis.
@@ -240,7 +246,7 @@ struct MaxGatherBlockCl : VariantDefaults {
               item.rows_div = Divider<int32_t>(rows);
               item.depth_div = Divider<int32_t>(p.in[0]);
               item.c = static_cast<int32_t>(p.c);
-              ex.template for_each<int32_t, kClLaunchBounds<T>>(p.n * p.in[0] * rows * strips * groups, item);
+              ex.template for_each<int32_t, kClLaunchBounds<T, L>>(p.n * p.in[0] * rows * strips * groups, item);
             });
           });
         });
