@@ -13,9 +13,9 @@
 //      that finds a count of 0 keeps its slot, the one that finds 1 lists the position as shared;
 //   2. for each listed position, one thread sums the dy of the windows that name it, visiting
 //      the windows that cover it in row-major order (the threads share the list, so a position
-//      named by 169 windows costs one thread 169 compares, not its warp's every thread), and
-//      stores the sum to dx; meanwhile the other threads write the rest of the tile's dx once,
-//      coalesced: 0 where no window names the position, the window's dy where one does.
+//      named by 169 windows costs one thread 169 compares, not its warp's every thread);
+//   3. writes dx once, coalesced: 0 where no window names the position, the window's dy where
+//      one does, the sum where several do.
 // Deterministic: counts and the one-window slot do not depend on the order of the atomic adds,
 // and each sum runs in row-major window order in the accumulator type from zero, as the other
 // deterministic variants sum (bitwise equal to max.gather.tiled); no atomics in global memory,
@@ -45,9 +45,6 @@
 
 namespace pg {
 
-// Threads of a GPU warp: sum_and_write's writers start at a whole warp.
-inline constexpr int kWarp = 32;
-
 // Shared memory beyond the per-window and per-position arrays: the count of listed positions.
 inline constexpr size_t kCountedBlockBytes = 16;
 // Window slots past the laid-out windows: up to 3 to round their count to a quad, 3 before the
@@ -56,7 +53,7 @@ inline constexpr size_t kCountedBlockBytes = 16;
 inline constexpr int kCountedQuadPad = 12;
 
 // Per laid-out window: a NamedDy (the slot it names and its dy); per tile position: its count
-// and listing (ints) and the dy of its one window.
+// and listing (ints) and its dx (the dy of its one window, or the sum of its several).
 inline bool plan_max_counted(const Problem& p, size_t accum_size, const MaxTileBudget& budget, MaxTileShape* plan) {
   MaxTileBudget arrays = budget;
   arrays.bytes -= kCountedBlockBytes;
@@ -77,8 +74,7 @@ inline bool plan_max_counted(const Problem& p, size_t accum_size, const MaxTileB
   return true;
 }
 
-// The work of one block on one tile, as three phases for plan.threads cooperating threads: load,
-// sum and write, and the list's reset (which must wait until every thread has read its length).
+// The work of one block on one tile, as three phases for plan.threads cooperating threads.
 template <class T, class Idx, int A0, bool kLanes>
 struct MaxCountedBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape> {
   using Walk = MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape>;
@@ -98,7 +94,7 @@ struct MaxCountedBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape> {
   // of windows and of positions are walk_windows'.
   struct Frame : MaxTileOrigin<Idx> {
     NamedDy<A>* window;  // per laid-out window and lane: the position slot it names, or -1, and its dy
-    A* one;              // per position: the dy of its one window (unused where several name it)
+    A* one;              // per position: the dy of its one window, or the sum of its several
     int* count;          // per position: how many windows name it
     int* shared;         // the positions named by several windows, *listed of them
     int* listed;
@@ -126,8 +122,7 @@ struct MaxCountedBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape> {
     return f;
   }
 
-  // Before the first tile: no position counted, none listed (each tile's last two phases leave
-  // them so).
+  // Before the first tile: no position counted, none listed (each tile's write leaves it so).
   PG_HD void start(const Frame& f, int tid) const {
     for (int i = tid; i < plan.planes * plan.positions * plan.lanes; i += plan.threads) f.count[i] = 0;
     if (tid == 0) *f.listed = 0;
@@ -135,8 +130,8 @@ struct MaxCountedBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape> {
 
   PG_HD void phase(int i, const Frame& f, int tid) const {
     if (i == 0) load(f, tid);
-    else if (i == 1) sum_and_write(f, tid);
-    else if (tid == 0) *f.listed = 0;  // phase 3: the list empty for the next tile
+    else if (i == 1) sum_shared(f, tid);
+    else write(f, tid);
   }
 
   // Phase 1: per laid-out window and lane, the position it names and its dy; per position, the
@@ -186,83 +181,64 @@ struct MaxCountedBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape> {
     });
   }
 
-  // Phase 2, the listed sums and the tile's dx at once, without a barrier between them.
-  // - Per listed position, one thread sums the dy of the windows naming it in row-major window
-  //   order over the windows that cover it, and stores it to dx (sum_listed).
-  // - The other positions' dx leave coalesced: 0 where no window names the position, the window's
-  //   dy where one does. Where the summing threads leave at least a quarter of the block, the
-  //   threads past them (whole warps on a GPU) write it, so the writes run while the sums do;
-  //   otherwise every thread writes once its sums are done. Every count is left zero for the
-  //   next tile; the sums read no count.
-  // Before 2026-12-06 the sums stored into shared memory and a third phase wrote every position
-  // after a barrier: the block's other warps waited for the sums, then the sums' warps for the
-  // write (2026-11-27_counted_lean.md: 39% of SPP k13's samples at that barrier).
-  PG_HD void sum_and_write(const Frame& f, int tid) const {
-    const int n = *f.listed;
-    for (int k = tid; k < n; k += plan.threads) sum_listed(f, f.shared[k]);
-    const int first = first_writer(n);
-    if (tid < first) return;
-    this->write_tile_where(f, tid - first, plan.threads - first, [&](int slot, A* v) {
-      const int c = f.count[slot];
-      f.count[slot] = 0;
-      *v = c == 0 ? A(0) : f.one[slot];
-      return c < 2;
-    });
-  }
-
-  // The first thread that writes in sum_and_write, n positions listed: past the threads that sum
-  // (rounded up to whole warps on a block of four warps or more) where that leaves a quarter of
-  // the block or more, else 0.
-  PG_HD int first_writer(int n) const {
-    const int granule = plan.threads >= 4 * kWarp ? kWarp : 1;
-    const int summing = (std::min(n, plan.threads) + granule - 1) / granule * granule;
-    return plan.threads - summing >= plan.threads / 4 ? summing : 0;
-  }
-
-  // A listed position `at`: the dy of the windows naming it, summed in row-major window order
-  // over the windows that cover it, stored to dx. A window names a position only if the position
-  // is one of its taps (the walk checks), so the sum need not check taps: it compares every
-  // window of the covering box, but skips a dilated D or H row of which the position is no tap
-  // (a division saves a row of compares).
-  PG_HD void sum_listed(const Frame& f, int at) const {
+  // Phase 2: per listed position, the dy of the windows naming it, summed in row-major window
+  // order over the windows that cover it. A window names a position only if the position is one
+  // of its taps (the walk checks), so the sum need not check taps: it compares every window of
+  // the covering box, but skips a dilated D or H row of which the position is no tap (a division
+  // saves a row of compares).
+  PG_HD void sum_shared(const Frame& f, int tid) const {
     const int L = kLanes ? plan.lanes : 1;
-    int rest = at, lane = 0;
-    if constexpr (kLanes) {
-      rest = plan.by_lanes.div(at);
-      lane = at - rest * L;
-    }
-    int local[kAxes];
-    for (int a = kAxes - 1; a >= 0; --a) {
-      const int next = plan.by_tile[a].div(rest);
-      local[a] = rest - next * plan.tile[a];
-      rest = next;
-    }
-    const int plane = rest;
-    Idx lo[kAxes], hi[kAxes], i[kAxes];
-    for (int a = 0; a < kAxes; ++a) {
-      i[a] = f.i0[a] + local[a];
-      covering(g, a, i[a], &lo[a], &hi[a]);
-    }
-    const bool dense[2] = {g.d[0] == 1, g.d[1] == 1};
-    const auto holds = [&](int a, Idx o) { return dense[a] || tap_along(g, a, i[a], o) >= 0; };
-    // The box's rows are laid-out rows plan.lay[2] * L slots apart, its D slices
-    // plan.lay[1] rows apart: a pointer steps from one to the next.
-    const int row_slots = plan.lay[2] * L, slice_slots = plan.lay[1] * row_slots;
-    const int across = static_cast<int>(hi[2] - lo[2]) + 1;
-    const int first_row = (plane * plan.lay[0] + static_cast<int>(lo[0] - f.o0[0])) * plan.lay[1] + static_cast<int>(lo[1] - f.o0[1]);
-    const NamedDy<A>* slice = f.window + first_row * row_slots + static_cast<int>(lo[2] - f.o0[2]) * L + lane;
-    A acc = A(0);
-    for (Idx oz = lo[0]; oz <= hi[0]; ++oz, slice += slice_slots) {
-      if (!holds(0, oz)) continue;
-      const NamedDy<A>* row = slice;
-      for (Idx oy = lo[1]; oy <= hi[1]; ++oy, row += row_slots) {
-        if (!holds(1, oy)) continue;
-        const NamedDy<A>* w = row;
-        for (int x = 0; x < across; ++x, w += L)
-          if (w->named == at) acc += w->grad;
+    const int n = *f.listed;
+    for (int k = tid; k < n; k += plan.threads) {
+      const int at = f.shared[k];
+      int rest = at, lane = 0;
+      if constexpr (kLanes) {
+        rest = plan.by_lanes.div(at);
+        lane = at - rest * L;
       }
+      int local[kAxes];
+      for (int a = kAxes - 1; a >= 0; --a) {
+        const int next = plan.by_tile[a].div(rest);
+        local[a] = rest - next * plan.tile[a];
+        rest = next;
+      }
+      const int plane = rest;
+      Idx lo[kAxes], hi[kAxes], i[kAxes];
+      for (int a = 0; a < kAxes; ++a) {
+        i[a] = f.i0[a] + local[a];
+        covering(g, a, i[a], &lo[a], &hi[a]);
+      }
+      const bool dense[2] = {g.d[0] == 1, g.d[1] == 1};
+      const auto holds = [&](int a, Idx o) { return dense[a] || tap_along(g, a, i[a], o) >= 0; };
+      // The box's rows are laid-out rows plan.lay[2] * L slots apart, its D slices
+      // plan.lay[1] rows apart: a pointer steps from one to the next.
+      const int row_slots = plan.lay[2] * L, slice_slots = plan.lay[1] * row_slots;
+      const int across = static_cast<int>(hi[2] - lo[2]) + 1;
+      const int first_row = (plane * plan.lay[0] + static_cast<int>(lo[0] - f.o0[0])) * plan.lay[1] + static_cast<int>(lo[1] - f.o0[1]);
+      const NamedDy<A>* slice = f.window + first_row * row_slots + static_cast<int>(lo[2] - f.o0[2]) * L + lane;
+      A acc = A(0);
+      for (Idx oz = lo[0]; oz <= hi[0]; ++oz, slice += slice_slots) {
+        if (!holds(0, oz)) continue;
+        const NamedDy<A>* row = slice;
+        for (Idx oy = lo[1]; oy <= hi[1]; ++oy, row += row_slots) {
+          if (!holds(1, oy)) continue;
+          const NamedDy<A>* w = row;
+          for (int x = 0; x < across; ++x, w += L)
+            if (w->named == at) acc += w->grad;
+        }
+      }
+      f.one[at] = acc;
     }
-    this->store_position(f, plane, local, lane, acc);
+  }
+
+  // Phase 3: dx of the tile, coalesced; every count left zero and the list empty for the next.
+  PG_HD void write(const Frame& f, int tid) const {
+    this->write_tile(f, tid, [&](int slot) {
+      const int n = f.count[slot];
+      f.count[slot] = 0;
+      return n == 0 ? A(0) : f.one[slot];
+    });
+    if (tid == 0) *f.listed = 0;
   }
 };
 

@@ -288,14 +288,13 @@ struct MaxTileWalk {
   // and walk rows (plane, D, H) of a box [rows][cols], so a column's constants are computed once;
   // with fewer columns than threads, several threads share a column, taking every step-th row.
   // Calls f(first_row, row_step, col) per column of this thread.
-  // `threads` threads share the box, tid one of them.
   template <class F>
-  PG_HD void each_column(int cols, int tid, int threads, F&& f) const {
-    if (cols >= threads) {
-      for (int col = tid; col < cols; col += threads) f(0, 1, col);
+  PG_HD void each_column(int cols, int tid, F&& f) const {
+    if (cols >= plan.threads) {
+      for (int col = tid; col < cols; col += plan.threads) f(0, 1, col);
       return;
     }
-    const int step = threads / cols, row = tid / cols;
+    const int step = plan.threads / cols, row = tid / cols;
     if (row < step) f(row, step, tid - row * cols);
   }
 
@@ -336,7 +335,7 @@ struct MaxTileWalk {
     if (plan.window_run) return walk_window_run(t, tid, visit);
     const int L = kLanes ? plan.lanes : 1;
     const int cols = plan.lay[2] * L, rows = plan.planes * plan.lay[0] * plan.lay[1];
-    each_column(cols, tid, plan.threads, [&](int first_row, int row_step, int col) {
+    each_column(cols, tid, [&](int first_row, int row_step, int col) {
       int lane;
       const Idx ox = t.o0[2] + split_lane(col, &lane), c = t.c0 + lane;
       const bool col_in = ox < g.out[2] && (!kLanes || c < grid.lanes_total);
@@ -689,16 +688,6 @@ struct MaxTileWalk {
   // every slot of the tile, positions outside the tensor included.
   template <class Value>
   PG_HD void write_tile(const MaxTileOrigin<Idx>& t, int tid, Value&& value) const {
-    write_tile_where(t, tid, plan.threads, [&](int slot, A* v) {
-      *v = value(slot);
-      return true;
-    });
-  }
-
-  // write_tile by `threads` threads (tid one of them), storing only the slots where
-  // value(slot, &v) returns true.
-  template <class Value>
-  PG_HD void write_tile_where(const MaxTileOrigin<Idx>& t, int tid, int threads, Value&& value) const {
     if (plan.whole_planes) {
       // Slot s is the run's s-th position (channels-last: the s / lanes-th position's lane s %
       // lanes).
@@ -706,19 +695,18 @@ struct MaxTileWalk {
       const int n = plan.planes * plan.positions * L;
       const int in_tensor = planes_in_tensor(t) * plan.positions;
       T* run = dx + (kLanes ? t.outer0 * g.in_plane * grid.lanes_total + t.c0 : t.outer0 * g.in_plane);
-      for (int s = tid; s < n; s += threads) {
-        A v;
-        const bool keep = value(s, &v);
+      for (int s = tid; s < n; s += plan.threads) {
+        const A v = value(s);
         int lane;
         const int at = split_lane(s, &lane);
-        if (keep && at < in_tensor && (!kLanes || t.c0 + lane < grid.lanes_total))
+        if (at < in_tensor && (!kLanes || t.c0 + lane < grid.lanes_total))
           run[kLanes ? at * grid.lanes_total + lane : at] = from_accum<T>(v);
       }
       return;
     }
     const int L = kLanes ? plan.lanes : 1;
     const int cols = plan.tile[2] * L, rows = plan.planes * plan.tile[0] * plan.tile[1];
-    each_column(cols, tid, threads, [&](int first_row, int row_step, int col) {
+    each_column(cols, tid, [&](int first_row, int row_step, int col) {
       int lane;
       Idx i[kAxes] = {0, 0, t.i0[2] + split_lane(col, &lane)};
       const Idx c = t.c0 + lane;
@@ -729,22 +717,11 @@ struct MaxTileWalk {
         i[0] = t.i0[0] + z;
         i[1] = t.i0[1] + y;
         const Idx q = t.outer0 + plane;
-        A v;
-        const bool keep = value(r * cols + col, &v);
-        if (keep && col_in && q < grid.outer && i[1] < g.in[1] && (A0 > 0 || i[0] < g.in[0]))
+        const A v = value(r * cols + col);
+        if (col_in && q < grid.outer && i[1] < g.in[1] && (A0 > 0 || i[0] < g.in[0]))
           dx[(q * g.in_plane + in_lin(g, i)) * grid.lanes_total + c] = from_accum<T>(v);
       }
     });
-  }
-
-  // One tile position's dx, stored alone: the position at `local` of the tile's plane `plane`,
-  // lane `lane`, which must lie in the tensor (a position some window names does: walk_windows
-  // names none of a plane, lane or position outside it).
-  PG_HD void store_position(const MaxTileOrigin<Idx>& t, int plane, const int* local, int lane, A v) const {
-    Idx i[kAxes];
-    for (int a = 0; a < kAxes; ++a) i[a] = t.i0[a] + local[a];
-    const Idx q = t.outer0 + plane, c = t.c0 + lane;
-    dx[(q * g.in_plane + in_lin(g, i)) * grid.lanes_total + c] = from_accum<T>(v);
   }
 
   // decode_index_at, with plane-format indices of undilated windows (the common case) on a short
