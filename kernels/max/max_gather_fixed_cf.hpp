@@ -1,7 +1,7 @@
 // max.gather.fixed.cf: max.gather.stored for the windows networks use (fixed_window_shapes():
 // k3s2, k2s2, k3s1, the same on every non-trivial axis, no dilation), channels-first, int64
 // plane or global_row indices, int32 offsets, f16/bf16/f32. A work item is a run of R dx
-// elements along W on 2 rows (4 at stride 1) that leaves in one 16-byte store per row when W % R == 0 and dx is
+// elements along W on 2 rows that leaves in one 16-byte store per row when W % R == 0 and dx is
 // 16-byte aligned (element stores otherwise). With K and S known at compile time the windows
 // that cover the run form a box of at most CH x CW windows (CH per row axis, CW along W). The
 // box is unrolled, so all its loads can be in flight at once instead of one per iteration of
@@ -31,17 +31,10 @@ namespace pg {
 template <int S>
 inline constexpr int kFixedCfLaunchBounds = S == 1 ? 3 : kNoLaunchBounds;
 
-// dx rows per work item by stride. Stride-1 items take 4: a warp's lanes read a box row's
-// windows 4 runs (32 bytes of int64 indices) apart, one sector each, so L1 traffic goes with the
-// box rows read per dx row, 1.5 at 4 rows against 2 at 2 (ncu had GoogLeNet's k3s1 L1-bound at
-// 82%, bench/results/2026-12-06_h100_box3_late.md). RESULTS: TO BE FILLED FROM CALL F.
-template <int S>
-inline constexpr int kFixedCfRows = S == 1 ? 4 : 2;
-
 // PH = pad_begin along W modulo S. Runs start at multiples of R (a multiple of S), so PH fixes
 // where each window of the run's box starts relative to the run (AlongW). kCopyD: D (A0 == 0)
 // is a copy axis.
-template <class T, int A0, int K, int S, int R, int PH, bool kCopyD, int kRows>
+template <class T, int A0, int K, int S, int R, int PH, bool kCopyD = false>
 struct MaxGatherFixedItem {
   static_assert(R % S == 0, "runs must start in phase with the stride");
   using AlongW = WindowPhase<K, S, R, PH>;
@@ -50,10 +43,10 @@ struct MaxGatherFixedItem {
   const T* dy;
   const int64_t* indices;
   T* dx;
-  // A work item covers the run on RH consecutive rows (kFixedCfRows): neighbouring rows share
-  // most of their windows (k3s2: 2 box rows for 2 rows instead of 2 each; k3s1: 6 box rows for 4
-  // rows instead of 3 each), so loads and address arithmetic are paid once for several outputs.
-  static constexpr int RH = kRows;
+  // A work item covers the run on RH consecutive rows: rows h and h + 1 share most of their
+  // windows (k3s2: 2 box rows for 2 rows instead of 2 each), so loads and address arithmetic
+  // are paid once for twice the outputs.
+  static constexpr int RH = 2;
   Divider<int32_t> runs_div;    // runs per row: ceil(W / R)
   Divider<int32_t> groups_div;  // row groups per (n, c, d) slice: ceil(H / RH)
   Divider<int32_t> depth_div;   // D
@@ -147,8 +140,8 @@ struct MaxGatherFixedItem {
 struct MaxGatherFixedCf : VariantDefaults {
   static constexpr PoolTraits traits{
       .name = "max.gather.fixed.cf", .op = Op::max, .inputs = Inputs::dy_and_indices, .deterministic = true};
-  // Work items are runs of up to 8 along W on 2 or 4 rows: W several runs long with a short last
-  // one, H of every remainder by 4; in 3D, D a copy axis half the time.
+  // Work items are runs of up to 8 along W on 2 rows: W several runs long with a short last
+  // one, H odd and even; in 3D, D a copy axis half the time.
   static Domain domain() {
     Domain d = fixed_item_domain(fixed_window_shapes(), Layout::channels_first);
     d.min_dims = 2;
@@ -175,7 +168,7 @@ struct MaxGatherFixedCf : VariantDefaults {
               with_bit(A0 == 0 && axis_copy(p, 0), [&]<int kCopyD>() {
                 if constexpr (PH < S) {
                   constexpr int R = vector_lanes<T>;
-                  using Item = MaxGatherFixedItem<T, A0, K, S, R, PH, kCopyD == 1, kFixedCfRows<S>>;
+                  using Item = MaxGatherFixedItem<T, A0, K, S, R, PH, kCopyD == 1>;
                   Item item;
                   set_fixed_item_frame<T>(item, p, b);
                   const int64_t per_row = (p.in[2] + R - 1) / R;
