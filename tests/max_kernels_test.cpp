@@ -259,7 +259,8 @@ TEST(MaxKernels, HugeProblemsTakeTheInt64Path) {
     EXPECT_GE(stored, 1) << to_string(p);
     EXPECT_GE(recompute, 1) << to_string(p);
   }
-  for (const char* name : {"max.gather.fixed.cf", "max.gather.fixed.cl", "max.gather.block.cf", "max.gather.block.cl"}) {
+  for (const char* name : {"max.gather.fixed.cf", "max.gather.fixed.row.cf", "max.gather.fixed.cl", "max.gather.block.cf",
+                           "max.gather.block.cl"}) {
     const Support s = find_variant(name)->supports_problem(huge);
     EXPECT_FALSE(s.ok) << name;
     EXPECT_NE(s.why.find("int32"), std::string::npos) << name << ": " << s.why;
@@ -303,9 +304,10 @@ TEST(MaxKernels, Int64PathMatchesOnSmallProblems) {
 }
 
 TEST(MaxKernels, FixedWindowFastPath) {
-  // max.gather.fixed.cf and .cl compile k3s2, k2s2 and k3s1 windows without dilation in: 2D
-  // and 3D, ceil overhang, widths with and without a short last run, odd and even H, plane and
-  // global_row indices, both layouts (channels-last with C a multiple of the vector width).
+  // max.gather.fixed.cf and .cl compile k3s2, k2s2 and k3s1 windows without dilation in (and
+  // max.gather.fixed.row.cf channels-first k3s1): 2D and 3D, ceil overhang, widths with and
+  // without a short last run, odd and even H, plane and global_row indices, both layouts
+  // (channels-last with C a multiple of the vector width).
   struct Window {
     int64_t k, s, pad;
   };
@@ -330,6 +332,7 @@ TEST(MaxKernels, FixedWindowFastPath) {
               finalize(p);
               SCOPED_TRACE(to_string(p));
               expect_supported(layout == Layout::channels_last ? "max.gather.fixed.cl" : "max.gather.fixed.cf", p);
+              if (layout == Layout::channels_first && win.s == 1) expect_supported("max.gather.fixed.row.cf", p);
               expect_all_pass(p, static_cast<uint64_t>(w + dims), DataKind::ints);
             }
 }
@@ -693,6 +696,8 @@ TEST(MaxKernels, EachVariantAdmitsItsDomainAndNamesWhatIsOutside) {
       {"max.gather.fixed.cf", cf2, [](Problem& p) { p.dtype = DType::f64; }, "dtype"},
       {"max.gather.fixed.cf", cf2, [](Problem& p) { p.index_type = IndexType::i32; }, "index_type"},
       {"max.gather.fixed.cf", cf2, [](Problem& p) { p.dilation[2] = 2; }, "window"},
+      {"max.gather.fixed.row.cf", box, [](Problem& p) { p.stride[1] = p.stride[2] = 2; }, "window"},
+      {"max.gather.fixed.row.cf", box, [](Problem& p) { p.layout = Layout::channels_last; }, "layout"},
       {"max.gather.fixed.cl", cl2, [](Problem& p) { p.c = 6; }, "C"},
       {"max.gather.fixed.cl", cl2, [](Problem& p) { p.stride[1] = 1; }, "window"},
       // D of kernel 1 is admitted as a copy axis (stride 1, no padding), not with stride 2.

@@ -33,8 +33,8 @@ inline constexpr int kFixedCfLaunchBounds = S == 1 ? 3 : kNoLaunchBounds;
 
 // PH = pad_begin along W modulo S. Runs start at multiples of R (a multiple of S), so PH fixes
 // where each window of the run's box starts relative to the run (AlongW). kCopyD: D (A0 == 0)
-// is a copy axis.
-template <class T, int A0, int K, int S, int R, int PH, bool kCopyD = false>
+// is a copy axis. kRH: rows per work item (max.gather.fixed.cf 2, max.gather.fixed.row.cf 1).
+template <class T, int A0, int K, int S, int R, int PH, bool kCopyD, int kRH>
 struct MaxGatherFixedItem {
   static_assert(R % S == 0, "runs must start in phase with the stride");
   using AlongW = WindowPhase<K, S, R, PH>;
@@ -45,8 +45,8 @@ struct MaxGatherFixedItem {
   T* dx;
   // A work item covers the run on RH consecutive rows: rows h and h + 1 share most of their
   // windows (k3s2: 2 box rows for 2 rows instead of 2 each), so loads and address arithmetic
-  // are paid once for twice the outputs.
-  static constexpr int RH = 2;
+  // are paid once for twice the outputs. One row holds fewer registers (max.gather.fixed.row.cf).
+  static constexpr int RH = kRH;
   Divider<int32_t> runs_div;    // runs per row: ceil(W / R)
   Divider<int32_t> groups_div;  // row groups per (n, c, d) slice: ceil(H / RH)
   Divider<int32_t> depth_div;   // D
@@ -137,6 +137,36 @@ struct MaxGatherFixedItem {
   }
 };
 
+// Launches RH-row MaxGatherFixedItems of window K, S over p, which the calling variant's domain
+// admits.
+template <int K, int S, int RH, class Exec>
+void launch_fixed_cf_items(const Exec& ex, const Problem& p, const BwdBuffers& b) {
+  with_dtype(p.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (sizeof(T) <= 4) {
+      with_bit(leading_axis_trivial(p), [&]<int A0>() {
+        with_bit(p.pad_begin[2] % S == 1, [&]<int PH>() {
+          with_bit(A0 == 0 && axis_copy(p, 0), [&]<int kCopyD>() {
+            if constexpr (PH < S) {
+              constexpr int R = vector_lanes<T>;
+              using Item = MaxGatherFixedItem<T, A0, K, S, R, PH, kCopyD == 1, RH>;
+              Item item;
+              set_fixed_item_frame<T>(item, p, b);
+              const int64_t per_row = (p.in[2] + R - 1) / R;
+              const int64_t groups = (p.in[1] + RH - 1) / RH;
+              item.runs_div = Divider<int32_t>(per_row);
+              item.groups_div = Divider<int32_t>(groups);
+              item.depth_div = Divider<int32_t>(p.in[0]);
+              item.packed_store = p.in[2] % R == 0 && aligned16(b.dx);
+              ex.template for_each<int32_t, kFixedCfLaunchBounds<S>>(p.in_elems() / (p.in[1] * p.in[2]) * groups * per_row, item);
+            }
+          });
+        });
+      });
+    }
+  });
+}
+
 struct MaxGatherFixedCf : VariantDefaults {
   static constexpr PoolTraits traits{
       .name = "max.gather.fixed.cf", .op = Op::max, .inputs = Inputs::dy_and_indices, .deterministic = true};
@@ -159,32 +189,7 @@ struct MaxGatherFixedCf : VariantDefaults {
   template <class Exec>
   static void launch(const Exec& ex, const Problem& p, const BwdBuffers& b) {
     require_supported<MaxGatherFixedCf>(p);
-    with_fixed_window(p, [&]<int K, int S>() {
-      with_dtype(p.dtype, [&](auto tag) {
-        using T = decltype(tag);
-        if constexpr (sizeof(T) <= 4) {
-          with_bit(leading_axis_trivial(p), [&]<int A0>() {
-            with_bit(p.pad_begin[2] % S == 1, [&]<int PH>() {
-              with_bit(A0 == 0 && axis_copy(p, 0), [&]<int kCopyD>() {
-                if constexpr (PH < S) {
-                  constexpr int R = vector_lanes<T>;
-                  using Item = MaxGatherFixedItem<T, A0, K, S, R, PH, kCopyD == 1>;
-                  Item item;
-                  set_fixed_item_frame<T>(item, p, b);
-                  const int64_t per_row = (p.in[2] + R - 1) / R;
-                  const int64_t groups = (p.in[1] + Item::RH - 1) / Item::RH;
-                  item.runs_div = Divider<int32_t>(per_row);
-                  item.groups_div = Divider<int32_t>(groups);
-                  item.depth_div = Divider<int32_t>(p.in[0]);
-                  item.packed_store = p.in[2] % R == 0 && aligned16(b.dx);
-                  ex.template for_each<int32_t, kFixedCfLaunchBounds<S>>(p.in_elems() / (p.in[1] * p.in[2]) * groups * per_row, item);
-                }
-              });
-            });
-          });
-        }
-      });
-    });
+    with_fixed_window(p, [&]<int K, int S>() { launch_fixed_cf_items<K, S, 2>(ex, p, b); });
   }
 };
 

@@ -8,6 +8,7 @@
 #include "kernels/max/max_gather_block_cl.hpp"
 #include "kernels/max/max_gather_fixed_cf.hpp"
 #include "kernels/max/max_gather_fixed_cl.hpp"
+#include "kernels/max/max_gather_fixed_row_cf.hpp"
 #include "kernels/max/max_gather_recompute.hpp"
 #include "kernels/max/max_gather_rows.hpp"
 #include "kernels/max/max_gather_stored.hpp"
@@ -26,6 +27,7 @@ using MaxVariants = VariantList<MaxScatterStored,
                                 MaxGatherStoredRun,
                                 MaxGatherFixedCf,
                                 MaxGatherFixedCl,
+                                MaxGatherFixedRowCf,
                                 MaxGatherBlockCf,
                                 MaxGatherBlockCl,
                                 MaxGatherStream,

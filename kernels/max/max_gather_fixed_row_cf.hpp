@@ -1,0 +1,44 @@
+// max.gather.fixed.row.cf: max.gather.fixed.cf's k3s1 windows with work items of one dx row
+// instead of two. A 2-row stride-1 item loads 4 box rows of windows for its 2 rows, a 1-row item
+// 3 for its one, but holds fewer registers (nvcc 13, sm_90: f32 48 instead of 62, f16 54 instead
+// of 80), so more items are resident. H100, 2026-12-06 (bench/results/2026-12-06_h100_fixed_rows.md):
+// 1.14-1.49x on 14x14-35x35 planes, 0.77-0.95x on 56x56 and larger planes and in 3D, so it is
+// its own variant and selection picks per shape.
+#pragma once
+
+#include "kernels/common/require.hpp"
+#include "kernels/max/max_dispatch.hpp"
+#include "kernels/max/max_fixed_window.hpp"
+#include "kernels/max/max_gather_fixed_cf.hpp"
+#include "src/model/problem.hpp"
+#include "src/model/variant.hpp"
+
+namespace pg {
+
+struct MaxGatherFixedRowCf : VariantDefaults {
+  static constexpr PoolTraits traits{
+      .name = "max.gather.fixed.row.cf", .op = Op::max, .inputs = Inputs::dy_and_indices, .deterministic = true};
+  // Work items are runs of up to 8 along W on one row: W several runs long with a short last
+  // one; in 3D, D a copy axis half the time.
+  static Domain domain() {
+    Domain d = fixed_item_domain({WindowShape{3, 1, 0, 2}}, Layout::channels_first);
+    d.min_dims = 2;
+    d.trivial_leading = 1;
+    d.copy_leading = true;
+    d.reach[0] = 4;
+    d.reach[1] = 6;
+    d.reach[2] = 20;
+    d.max_channels = 3;
+    return d;
+  }
+
+  static Support supports(const Problem& p) { return int32_offsets_only(p); }
+
+  template <class Exec>
+  static void launch(const Exec& ex, const Problem& p, const BwdBuffers& b) {
+    require_supported<MaxGatherFixedRowCf>(p);
+    launch_fixed_cf_items<3, 1, 1>(ex, p, b);
+  }
+};
+
+}  // namespace pg
