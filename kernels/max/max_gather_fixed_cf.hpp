@@ -11,6 +11,8 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "kernels/common/divider.hpp"
 #include "kernels/common/exec.hpp"
@@ -167,22 +169,25 @@ void launch_fixed_cf_items(const Exec& ex, const Problem& p, const BwdBuffers& b
   });
 }
 
+// What max.gather.fixed.cf and .row.cf draw. Work items are runs of up to 8 along W on 1 or 2
+// rows: W several runs long with a short last one, H odd and even; in 3D, D a copy axis half the
+// time.
+inline Domain fixed_cf_domain(std::vector<WindowShape> shapes) {
+  Domain d = fixed_item_domain(std::move(shapes), Layout::channels_first);
+  d.min_dims = 2;
+  d.trivial_leading = 1;
+  d.copy_leading = true;
+  d.reach[0] = 4;
+  d.reach[1] = 7;
+  d.reach[2] = 20;
+  d.max_channels = 3;
+  return d;
+}
+
 struct MaxGatherFixedCf : VariantDefaults {
   static constexpr PoolTraits traits{
       .name = "max.gather.fixed.cf", .op = Op::max, .inputs = Inputs::dy_and_indices, .deterministic = true};
-  // Work items are runs of up to 8 along W on 2 rows: W several runs long with a short last
-  // one, H odd and even; in 3D, D a copy axis half the time.
-  static Domain domain() {
-    Domain d = fixed_item_domain(fixed_window_shapes(), Layout::channels_first);
-    d.min_dims = 2;
-    d.trivial_leading = 1;
-    d.copy_leading = true;
-    d.reach[0] = 4;
-    d.reach[1] = 7;
-    d.reach[2] = 20;
-    d.max_channels = 3;
-    return d;
-  }
+  static Domain domain() { return fixed_cf_domain(fixed_window_shapes()); }
 
   static Support supports(const Problem& p) { return int32_offsets_only(p); }
 

@@ -18,19 +18,7 @@ namespace pg {
 struct MaxGatherFixedRowCf : VariantDefaults {
   static constexpr PoolTraits traits{
       .name = "max.gather.fixed.row.cf", .op = Op::max, .inputs = Inputs::dy_and_indices, .deterministic = true};
-  // Work items are runs of up to 8 along W on one row: W several runs long with a short last
-  // one; in 3D, D a copy axis half the time.
-  static Domain domain() {
-    Domain d = fixed_item_domain({WindowShape{3, 1, 0, 2}}, Layout::channels_first);
-    d.min_dims = 2;
-    d.trivial_leading = 1;
-    d.copy_leading = true;
-    d.reach[0] = 4;
-    d.reach[1] = 6;
-    d.reach[2] = 20;
-    d.max_channels = 3;
-    return d;
-  }
+  static Domain domain() { return fixed_cf_domain({WindowShape{3, 1, 0, 2}}); }
 
   static Support supports(const Problem& p) { return int32_offsets_only(p); }
 
