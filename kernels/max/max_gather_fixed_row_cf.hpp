@@ -1,9 +1,10 @@
 // max.gather.fixed.row.cf: max.gather.fixed.cf's k3s1 windows with work items of one dx row
 // instead of two. A 2-row stride-1 item loads 4 box rows of windows for its 2 rows, a 1-row item
 // 3 for its one, but holds fewer registers (nvcc 13, sm_90: f32 48 instead of 62, f16 54 instead
-// of 80), so more items are resident. H100, 2026-12-06 (bench/results/2026-12-06_h100_fixed_rows.md):
-// 1.14-1.49x on 14x14-35x35 planes, 0.77-0.95x on 56x56 and larger planes and in 3D, so it is
-// its own variant and selection picks per shape.
+// of 80), so more items are resident. H100, 2026-12-06 (bench/results/2026-12-06_h100_fixed_row.md,
+// 2D k3s1p1 planes of about 8M elements): 1.04-1.37x max.gather.fixed.cf on 7x7-42x42 planes
+// (but 0.99x on 24x24 f16), 0.88-0.95x from 56x56 and 0.77-0.83x in 3D, so it is its own variant
+// and selection picks per shape.
 #pragma once
 
 #include "kernels/common/require.hpp"
