@@ -183,9 +183,9 @@ struct MaxCountedBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape> {
 
   // Phase 2: per listed position, the dy of the windows naming it, summed in row-major window
   // order over the windows that cover it. A window names a position only if the position is one
-  // of its taps (the walk checks), so the sum need not check taps: it compares the windows of
-  // the covering box until it has found as many as the count, but skips a dilated D or H row of
-  // which the position is no tap (a division saves a row of compares).
+  // of its taps (the walk checks), so the sum need not check taps: it compares every window of
+  // the covering box, but skips a dilated D or H row of which the position is no tap (a division
+  // saves a row of compares).
   PG_HD void sum_shared(const Frame& f, int tid) const {
     const int L = kLanes ? plan.lanes : 1;
     const int n = *f.listed;
@@ -216,24 +216,15 @@ struct MaxCountedBlock : MaxTileWalk<T, Idx, A0, kLanes, MaxTileShape> {
       const int across = static_cast<int>(hi[2] - lo[2]) + 1;
       const int first_row = (plane * plan.lay[0] + static_cast<int>(lo[0] - f.o0[0])) * plan.lay[1] + static_cast<int>(lo[1] - f.o0[1]);
       const NamedDy<A>* slice = f.window + first_row * row_slots + static_cast<int>(lo[2] - f.o0[2]) * L + lane;
-      // The scan ends at the last of the count's windows. Where the count is the whole box (a
-      // position that is the maximum of its every covering window: SPP's hottest), no window
-      // is compared.
-      const int want = f.count[at];
-      const bool whole = dense[0] && dense[1] && want == static_cast<int>((hi[0] - lo[0] + 1) * (hi[1] - lo[1] + 1)) * across;
-      int found = 0;
       A acc = A(0);
-      for (Idx oz = lo[0]; oz <= hi[0] && found < want; ++oz, slice += slice_slots) {
+      for (Idx oz = lo[0]; oz <= hi[0]; ++oz, slice += slice_slots) {
         if (!holds(0, oz)) continue;
         const NamedDy<A>* row = slice;
-        for (Idx oy = lo[1]; oy <= hi[1] && found < want; ++oy, row += row_slots) {
+        for (Idx oy = lo[1]; oy <= hi[1]; ++oy, row += row_slots) {
           if (!holds(1, oy)) continue;
           const NamedDy<A>* w = row;
-          for (int x = 0; x < across && found < want; ++x, w += L)
-            if (whole || w->named == at) {
-              acc += w->grad;
-              ++found;
-            }
+          for (int x = 0; x < across; ++x, w += L)
+            if (w->named == at) acc += w->grad;
         }
       }
       f.one[at] = acc;
