@@ -13,86 +13,157 @@
 // in the accumulator type, from zero), so the result is bitwise theirs, with no atomics.
 //
 // The ring: along the ring axis (the first spatial axis longer than 1: D in 3D, H in 2D, W in
-// 1D) a window row o reaches the padded rows [o * s, o * s + reach]; once o is done the rows
-// below (o + 1) * s are final. So a thread keeps reach + 1 rows of its plane (each the plane's
-// positions past the ring axis), writes the final ones to dx as the walk passes them (a row no
-// window reaches, between windows of a long stride, is written 0) and reuses their slots.
+// 1D) window row o reaches the padded rows [o * s, o * s + reach], and once it is done the rows
+// below (o + 1) * s are final. A block of 32 planes walks kOrderedBatch windows a step; after a
+// step it writes the rows its window rows finished and clears their slots for the rows to come,
+// so a ring holds reach + 1 rows plus the stride times the window rows a step can finish.
 //
-// Channels-last is the layout it is built for: a warp's 32 threads are 32 consecutive channels,
-// so each window's index and dy and each dx row are coalesced, and slot s of thread t lies at
-// shared word s * 32 + t, one bank a thread. Channels-first planes lie apart, so there each warp
-// access is 32 sectors; it computes the same sums and is left to the selection to rank.
-//
-// Parallelism is one thread a plane, N * C threads (16,384 on YOLO's SPP): few warps a
-// multiprocessor, so each thread reads kOrderedBatch windows ahead of the ones it adds.
+// A block's steps (MaxOrderedBlock::run), each a phase all its threads finish before the next:
+//   load   the next step's indices and dy of the block's 32 planes into a staging buffer, read
+//          coalesced in both layouts (channels-first: 16 consecutive windows of a plane a half
+//          warp; channels-last: 32 consecutive channels of a window), while
+//   add    each thread adds the current step's windows of its plane into its ring; then
+//   write  the finished rows of the 32 planes, coalesced (channels-first: a plane's rows are one
+//          run of dx; channels-last: 32 consecutive channels of a position).
+// Slot s of plane t lies at shared word s * stride + t: stride 32 in channels-last (a warp's adds
+// and writes each hit 32 banks), 33 in channels-first (its writes walk one plane's slots).
+// The phases run on the GPU with a barrier after each, and on the CPU backend with 32 emulated
+// threads in phase order (MaxOrderedOnCpu), so the fuzz reaches every step of it in CI.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "src/model/variant.hpp"
+#include "kernels/common/divider.hpp"
 #include "kernels/common/exec.hpp"
 #include "kernels/max/max_dispatch.hpp"
 #include "kernels/max/max_geometry.hpp"
 
 namespace pg {
 
-// Threads per block: one warp, so that the few planes of a pooling layer spread over every
-// multiprocessor instead of filling a few.
+// Planes (threads) per block: one warp, so that the few planes of a pooling layer (16,384 on
+// YOLO's SPP) spread over every multiprocessor instead of filling a few.
 inline constexpr int kOrderedThreads = 32;
-// A thread's ring in bytes: a block's 32 rings in 64 KiB (an AMD workgroup's whole LDS; NVIDIA
-// opts in past 48 KiB).
-inline constexpr size_t kOrderedRingBytes = 64 * 1024 / kOrderedThreads;
-// Windows a thread reads ahead of the ones it adds: a multiprocessor holds about four warps of
-// YOLO-sized layers, which must keep ~20 KB of loads in flight to cover DRAM latency.
+// Windows a step: each thread has 16 windows' loads in flight while it adds the 16 before.
 inline constexpr int kOrderedBatch = 16;
+// A block's shared memory: what an AMD workgroup's LDS holds (NVIDIA opts in past 48 KiB).
+inline constexpr size_t kOrderedSmemBytes = 64 * 1024;
 
-// The ring's shape for problem p: its axis, its rows (reach + 1 along the axis) and the
-// positions of a row (the plane's positions past the axis).
+// A block's staging buffers: two steps of stored indices and dy, by window and plane.
+inline size_t ordered_stage_bytes(size_t accum) {
+  return 2 * kOrderedBatch * (kOrderedThreads + 1) * (sizeof(int64_t) + accum);
+}
+
+// The ring's shape for problem p: its axis, the positions of a row (the plane's positions past
+// the axis), the windows of a window row, the window rows a step may end, and the ring's rows:
+// the window's reach plus the rows those window rows finish. A step of kOrderedBatch windows ends
+// up to ceil(kOrderedBatch / row_windows) window rows; where that many rings' rows would not fit
+// a block's shared memory, steps end fewer (down to one: a step then stops at its window row's
+// end). ends = 0: not even that fits.
 struct OrderedRing {
-  int axis;
-  int64_t rows, row_positions;
-  int64_t slots() const { return rows * row_positions; }
+  int axis = kAxes - 1;
+  int64_t row_positions = 1, row_windows = 1, ends = 0, rows = 0;
 };
 
 inline OrderedRing ordered_ring(const Problem& p) {
-  OrderedRing r{kAxes - 1, 1, 1};
+  OrderedRing r;
   for (int a = 0; a < kAxes; ++a)
     if (p.in[a] > 1 || p.out[a] > 1) {
       r.axis = a;
       break;
     }
-  r.rows = p.dilation[r.axis] * (p.kernel[r.axis] - 1) + 1;
-  for (int a = r.axis + 1; a < kAxes; ++a) r.row_positions *= p.in[a];
+  for (int a = r.axis + 1; a < kAxes; ++a) {
+    r.row_positions *= p.in[a];
+    r.row_windows *= p.out[a];
+  }
+  const int64_t reach_rows = p.dilation[r.axis] * (p.kernel[r.axis] - 1) + 1, s = p.stride[r.axis];
+  const int64_t accum = p.dtype == DType::f64 ? 8 : 4;
+  const int64_t stride = p.layout == Layout::channels_last ? kOrderedThreads : kOrderedThreads + 1;
+  const int64_t room = static_cast<int64_t>(kOrderedSmemBytes - ordered_stage_bytes(accum));
+  const int64_t ring_rows = room / (r.row_positions * stride * accum);  // rows of 32 rings that fit
+  if (ring_rows < reach_rows + s) return r;
+  const int64_t most = (kOrderedBatch + std::max<int64_t>(r.row_windows, 1) - 1) / std::max<int64_t>(r.row_windows, 1);
+  r.ends = std::min(most, (ring_rows - reach_rows) / s);
+  r.rows = reach_rows + r.ends * s;
   return r;
 }
 
-inline size_t ordered_ring_bytes(const Problem& p) {
+// A block's shared memory for p: the rings at their word stride and the staging buffers;
+// SIZE_MAX when no ring fits.
+inline size_t ordered_block_bytes(const Problem& p) {
   const OrderedRing r = ordered_ring(p);
+  if (r.ends == 0) return SIZE_MAX;
   const size_t accum = p.dtype == DType::f64 ? 8 : 4;
-  // Beyond the budget in any factor: no ring (and no overflow in the product).
-  if (r.rows > int64_t(kOrderedRingBytes) || r.row_positions > int64_t(kOrderedRingBytes)) return SIZE_MAX;
-  return static_cast<size_t>(r.slots()) * accum;
+  const size_t stride = p.layout == Layout::channels_last ? kOrderedThreads : kOrderedThreads + 1;
+  return static_cast<size_t>(r.rows * r.row_positions) * stride * accum + ordered_stage_bytes(accum);
 }
 
-// One plane's walk. Ring: A& at(int slot) const, the thread's own slots.
+// One block's 32 planes. Every thread (and the CPU backend's one driver) keeps the same walk:
+// where the windows are, which rows are written; only the rings and the planes differ.
 template <class T, class Idx, int A0>
-struct MaxOrderedPlane {
+struct MaxOrderedBlock {
   using A = accum_t<T>;
+  static constexpr int P = kOrderedThreads, B = kOrderedBatch, kStage = kOrderedThreads + 1;
   MaxGeom<Idx> g;
   int ra;             // the ring axis
-  Idx rows;           // ring rows: reach + 1 along ra
+  Idx rows;           // ring rows
   Idx row_positions;  // input positions of a ring row
+  Idx row_windows;    // windows of a window row
+  Idx ends;           // window rows a step may end
   Idx s_mod_rows;     // the stride along ra, modulo rows
   Idx planes;         // N * C
-  bool plain;         // plane-format indices and no dilation: decode's short path
+  Divider<int32_t> by_row;  // row_positions
+  int stride;         // shared words between a slot's planes: 32 or 33
+  bool plain;         // plane-format indices and no dilation: slot_of's short path
   const T* dy;
   const void* indices;
   T* dx;
 
+  // Shared memory of a block.
+  struct Frame {
+    A* ring;         // [slot][stride]
+    int64_t* named;  // [2][B][kStage]: a step's stored indices, by window and plane
+    A* grad;         // [2][B][kStage]: their dy
+    Idx plane0;      // the block's first plane
+  };
+
+  PG_HD Frame frame(Idx block, unsigned char* smem) const {
+    Frame f;
+    f.named = reinterpret_cast<int64_t*>(smem);
+    f.grad = reinterpret_cast<A*>(f.named + 2 * B * kStage);
+    f.ring = f.grad + 2 * B * kStage;
+    f.plane0 = block * P;
+    return f;
+  }
+
+  // Where the walk is: the next window, its coordinates, the first padded ra row of its window
+  // row and that row's ring row; the first row not yet written and its ring row.
+  struct Walk {
+    Idx w, in_row;  // in_row: the window's place in its window row
+    Idx o[kAxes];
+    Idx first, first_row;
+    Idx done, done_row;
+  };
+
+  // One window on: a carry into the ring axis starts the next window row.
+  PG_HD void advance(Walk& k) const {
+    ++k.w;
+    if (++k.in_row == row_windows) k.in_row = 0;
+    for (int a = kAxes - 1; a > ra; --a) {
+      if (++k.o[a] < g.out[a]) return;
+      k.o[a] = 0;
+    }
+    ++k.o[ra];
+    k.first += g.s[ra];
+    k.first_row += s_mod_rows;
+    if (k.first_row >= rows) k.first_row -= rows;
+  }
+
   // The ring slot that index v of window o names; -1 when it names none of the window's taps.
-  // first: the padded ra coordinate of the window row's first tap; first_row: its ring row.
-  PG_HD int slot_of(int64_t v, Idx nc, const Idx* o, Idx first, Idx first_row) const {
+  PG_HD int slot_of(int64_t v, Idx nc, const Walk& k) const {
     Idx q[kAxes];
     if (plain) {
       if (static_cast<uint64_t>(v) >= static_cast<uint64_t>(g.in_plane)) return -1;
@@ -107,163 +178,222 @@ struct MaxOrderedPlane {
       q[A0] = r;
 #pragma unroll
       for (int a = A0; a < kAxes; ++a)
-        if (static_cast<uint64_t>(q[a] - (o[a] * g.s[a] - g.pb[a])) > static_cast<uint64_t>(g.reach[a])) return -1;
-    } else if (!decode_index_at<A0>(g, v, nc, o, q)) {
+        if (static_cast<uint64_t>(q[a] - (k.o[a] * g.s[a] - g.pb[a])) > static_cast<uint64_t>(g.reach[a])) return -1;
+    } else if (!decode_index_at<A0>(g, v, nc, k.o, q)) {
       return -1;
     }
-    Idx row = first_row + (q[ra] + g.pb[ra] - first);
+    Idx row = k.first_row + (q[ra] + g.pb[ra] - k.first);
     if (row >= rows) row -= rows;
     Idx inner = 0;
     for (int a = ra + 1; a < kAxes; ++a) inner = inner * g.in[a] + q[a];
     return static_cast<int>(row * row_positions + inner);
   }
 
-  // Writes the padded ra rows [from, to) of the plane at in_base: a row the ring holds (below
-  // `live_end`) from its slots, which it leaves zero for the rows to come; any other row 0.
-  template <class Ring>
-  PG_HD void flush(const Ring& ring, Idx in_base, Idx from, Idx to, Idx first, Idx first_row, Idx live_end) const {
-    for (Idx u = from; u < to; ++u) {
-      const Idx r = u - g.pb[ra];
-      if (r < 0 || r >= g.in[ra]) continue;
-      T* out = dx + in_base + r * row_positions * g.step;
-      if (u < live_end) {
-        Idx row = first_row + (u - first);
-        if (row >= rows) row -= rows;
-        const int base = static_cast<int>(row * row_positions);
-        for (Idx j = 0; j < row_positions; ++j) {
-          A& slot = ring.at(base + static_cast<int>(j));
-          out[j * g.step] = from_accum<T>(slot);
-          slot = A(0);
-        }
-      } else {
-        for (Idx j = 0; j < row_positions; ++j) out[j * g.step] = from_accum<T>(A(0));
-      }
-    }
-  }
-
-  template <class Ring>
-  PG_HD void scan(Idx plane, const Ring& ring) const {
-    Idx nc = plane, in_base, out_base;
+  // Offsets of plane nc's origin in dy/indices and in dx.
+  PG_HD void bases(Idx nc, Idx* out_base, Idx* in_base) const {
     if (g.channels_last) {
-      const Idx n = g.groups_div.div(plane);
-      const Idx c = plane - n * g.c;
-      in_base = n * g.in_plane * g.c + c;
-      out_base = n * g.out_plane * g.c + c;
+      const Idx n = g.groups_div.div(nc);
+      const Idx c = nc - n * g.c;
+      *out_base = n * g.out_plane * g.c + c;
+      *in_base = n * g.in_plane * g.c + c;
     } else {
-      in_base = plane * g.in_plane;
-      out_base = plane * g.out_plane;
+      *out_base = nc * g.out_plane;
+      *in_base = nc * g.in_plane;
     }
-    const int slots = static_cast<int>(rows * row_positions);
-    for (int s = 0; s < slots; ++s) ring.at(s) = A(0);
+  }
 
-    const Idx windows = g.out_plane;
-    Idx o[kAxes] = {0, 0, 0};
-    Idx first = 0, first_row = 0, done = 0;  // window row o[ra]'s first padded row, its ring row; rows written
-    int64_t v_now[kOrderedBatch], v_next[kOrderedBatch];
-    A grad_now[kOrderedBatch], grad_next[kOrderedBatch];
-    const auto fetch = [&](Idx w0, int64_t* v, A* grad) {
+  // Thread t's share of the stored indices and dy of windows [w, w + n) of the block's planes:
+  // channels-first, element e = t + 32 i is window e % B of plane e / B (a half warp reads 16
+  // consecutive windows of a plane); channels-last, window i of plane t.
+  PG_HD void load(const Frame& f, int t, Idx w, int n, int64_t (&v)[B], A (&grad)[B]) const {
 #pragma unroll
-      for (int j = 0; j < kOrderedBatch; ++j) {
-        const Idx w = w0 + j;
-        v[j] = -1;
-        grad[j] = A(0);
-        if (w < windows) {
-          const Idx at = out_base + w * g.step;
-          load_indices<1>(indices, g.index_type, at, &v[j]);
-          grad[j] = static_cast<A>(to_float(dy[at]));
-        }
+    for (int i = 0; i < B; ++i) {
+      int p = t, j = i;
+      if (!g.channels_last) {
+        const int e = t + P * i;
+        p = e / B;
+        j = e % B;
       }
-    };
-    fetch(0, v_now, grad_now);
-    for (Idx w0 = 0; w0 < windows; w0 += kOrderedBatch) {
-      fetch(w0 + kOrderedBatch, v_next, grad_next);
-#pragma unroll
-      for (int j = 0; j < kOrderedBatch; ++j) {
-        if (w0 + j >= windows) break;
-        const int slot = slot_of(v_now[j], nc, o, first, first_row);
-        if (slot >= 0) ring.at(slot) += grad_now[j];
-        // The next window; a carry into (or past) the ring axis ends window row o[ra].
-        int a = kAxes - 1;
-        for (; a > ra; --a) {
-          if (++o[a] < g.out[a]) break;
-          o[a] = 0;
-        }
-        if (a == ra) {
-          ++o[ra];
-          if (o[ra] < g.out[ra]) {
-            const Idx next = first + g.s[ra];
-            flush(ring, in_base, done, next, first, first_row, first + rows);
-            done = next;
-            first = next;
-            first_row += s_mod_rows;
-            if (first_row >= rows) first_row -= rows;
-          }
-        }
-      }
-#pragma unroll
-      for (int j = 0; j < kOrderedBatch; ++j) {
-        v_now[j] = v_next[j];
-        grad_now[j] = grad_next[j];
+      v[i] = -1;
+      grad[i] = A(0);
+      const Idx nc = f.plane0 + p;
+      if (j < n && nc < planes) {
+        Idx out_base, in_base;
+        bases(nc, &out_base, &in_base);
+        const Idx at = out_base + (w + j) * g.step;
+        load_indices<1>(indices, g.index_type, at, &v[i]);
+        grad[i] = static_cast<A>(to_float(dy[at]));
       }
     }
-    // Every row from the last window row's first to the plane's end.
-    flush(ring, in_base, done, g.in[ra] + g.pb[ra], first, first_row, windows > 0 ? first + rows : first);
+  }
+
+  PG_HD void stage(const Frame& f, int t, int buf, const int64_t (&v)[B], const A (&grad)[B]) const {
+#pragma unroll
+    for (int i = 0; i < B; ++i) {
+      int p = t, j = i;
+      if (!g.channels_last) {
+        const int e = t + P * i;
+        p = e / B;
+        j = e % B;
+      }
+      f.named[(buf * B + j) * kStage + p] = v[i];
+      f.grad[(buf * B + j) * kStage + p] = grad[i];
+    }
+  }
+
+  // Thread t adds the n staged windows of its plane into its ring, from walk k on.
+  PG_HD void add(const Frame& f, int t, int buf, int n, Walk k) const {
+    const Idx nc = f.plane0 + t;
+    for (int j = 0; j < n; ++j) {
+      const int slot = slot_of(f.named[(buf * B + j) * kStage + t], nc, k);
+      if (slot >= 0) f.ring[slot * stride + t] += f.grad[(buf * B + j) * kStage + t];
+      advance(k);
+    }
+  }
+
+  // Thread t's share of writing the padded ra rows [k.done, to) of the block's planes, each from
+  // its ring slots, which it clears; a row past the ring's reach (no window names it) is 0.
+  PG_HD void write(const Frame& f, int t, const Walk& k, Idx to) const {
+    const Idx count = to - k.done;
+    if (count <= 0) return;
+    const auto row_of = [&](Idx rr) {
+      Idx row = k.done_row + rr;
+      return row >= rows ? row - rows : row;
+    };
+    const auto value = [&](Idx rr, Idx j, int p) {
+      if (rr >= rows) return A(0);
+      A& slot = f.ring[static_cast<int>(row_of(rr) * row_positions + j) * stride + p];
+      const A v = slot;
+      slot = A(0);
+      return v;
+    };
+    // The rows inside the tensor: [lo, hi) of [0, count).
+    Idx lo = g.pb[ra] - k.done, hi = g.pb[ra] + g.in[ra] - k.done;
+    if (lo < 0) lo = 0;
+    if (hi > count) hi = count;
+    if (g.channels_last) {
+      const Idx nc = f.plane0 + t;
+      if (nc >= planes) return;
+      Idx out_base, in_base;
+      bases(nc, &out_base, &in_base);
+      for (Idx rr = lo; rr < hi; ++rr) {
+        T* row = dx + in_base + (k.done + rr - g.pb[ra]) * row_positions * g.step;
+        for (Idx j = 0; j < row_positions; ++j) row[j * g.step] = from_accum<T>(value(rr, j, t));
+      }
+      return;
+    }
+    // Channels-first: a plane's rows [lo, hi) are one run of dx, written by all 32 threads.
+    const int run = static_cast<int>((hi - lo) * row_positions);
+    for (int p = 0; p < P; ++p) {
+      const Idx nc = f.plane0 + p;
+      if (nc >= planes) break;
+      T* out = dx + nc * g.in_plane + (k.done + lo - g.pb[ra]) * row_positions;
+      for (int e = t; e < run; e += P) {
+        const int rr = by_row.div(e);
+        out[e] = from_accum<T>(value(lo + rr, e - rr * static_cast<int>(row_positions), p));
+      }
+    }
+  }
+
+  // The written rows move up to `to`.
+  PG_HD void wrote(Walk& k, Idx to) const {
+    for (; k.done < to; ++k.done)
+      if (++k.done_row == rows) k.done_row = 0;
+  }
+
+  // The whole walk of one block. phase(fn) runs fn(t) for every thread t and returns once all
+  // have: on the GPU each thread calls it with its own t and a barrier follows.
+  template <class Phase>
+  PG_HD void run(const Frame& f, Phase&& phase) const {
+    const int slots = static_cast<int>(rows * row_positions);
+    phase([&](int t) {
+      for (int s = 0; s < slots; ++s) f.ring[s * stride + t] = A(0);
+    });
+    Walk k{};
+    const Idx windows = g.out_plane;
+    // The windows of the step from window w (at in_row in its window row): B, fewer at the end
+    // of the plane or where the step would end more than `ends` window rows.
+    const auto step = [&](Idx w, Idx in_row) {
+      Idx n = windows - w;
+      const Idx to_ends = row_windows - in_row + (ends - 1) * row_windows;
+      if (n > to_ends) n = to_ends;
+      return n < B ? static_cast<int>(n) : B;
+    };
+    int n = step(0, 0);
+    phase([&](int t) {
+      int64_t v[B];
+      A grad[B];
+      load(f, t, 0, n, v, grad);
+      stage(f, t, 0, v, grad);
+    });
+    int buf = 0;
+    while (n > 0) {
+      const Idx w_next = k.w + n;
+      Idx in_row_next = k.in_row + n;
+      while (in_row_next >= row_windows) in_row_next -= row_windows;
+      const int n_next = step(w_next, in_row_next);
+      phase([&](int t) {
+        int64_t v[B];
+        A grad[B];
+        if (n_next > 0) load(f, t, w_next, n_next, v, grad);
+        add(f, t, buf, n, k);
+        if (n_next > 0) stage(f, t, buf ^ 1, v, grad);
+      });
+      for (int j = 0; j < n; ++j) advance(k);
+      // The rows below the current window row's first are final, and at the end every row.
+      const Idx to = n_next > 0 ? k.first : g.pb[ra] + g.in[ra];
+      if (to > k.done) {
+        phase([&](int t) { write(f, t, k, to); });
+        wrote(k, to);
+      }
+      buf ^= 1;
+      n = n_next;
+    }
+    if (windows == 0) phase([&](int t) { write(f, t, k, g.pb[ra] + g.in[ra]); });
   }
 };
 
-// A thread's slots on the CPU backend: a local array.
-template <class A>
-struct OrderedLocalRing {
-  A* slot;
-  A& at(int s) const { return slot[s]; }
-};
-
-template <class Plane>
+template <class Block>
 struct MaxOrderedOnCpu {
-  Plane plane;
+  Block block;
   template <class Idx>
   void operator()(Idx i) const {
-    using A = typename Plane::A;
-    alignas(16) A slots[kOrderedRingBytes / sizeof(A)];
-    plane.scan(static_cast<decltype(plane.planes)>(i), OrderedLocalRing<A>{slots});
+    alignas(16) unsigned char smem[kOrderedSmemBytes];
+    const auto f = block.frame(static_cast<decltype(block.planes)>(i), smem);
+    block.run(f, [&](auto&& fn) {
+      for (int t = 0; t < kOrderedThreads; ++t) fn(t);
+    });
   }
 };
 
-template <class Plane>
-void run_max_ordered(const CpuExec& ex, const Plane& plane) {
-  ex.template for_each<decltype(plane.planes)>(plane.planes, MaxOrderedOnCpu<Plane>{plane});
+template <class Block>
+void run_max_ordered(const CpuExec& ex, const Block& block, size_t) {
+  using Idx = decltype(block.planes);
+  const int64_t blocks = (static_cast<int64_t>(block.planes) + kOrderedThreads - 1) / kOrderedThreads;
+  ex.template for_each<Idx>(blocks, MaxOrderedOnCpu<Block>{block});
 }
 
 #if PG_GPU_COMPILER
 
-// A thread's slots in shared memory: slot s of thread t at word s * blockDim + t, so that a
-// warp's threads, each at its own slot, hit 32 different banks.
-template <class A>
-struct OrderedSharedRing {
-  A* first;
-  int stride;
-  PG_HD A& at(int s) const { return first[s * stride]; }
-};
-
-template <class Plane, class Idx>
-__global__ void PG_LAUNCH_BOUNDS(kOrderedThreads, 0) max_ordered_kernel(Plane plane) {
-  using A = typename Plane::A;
+template <class Block, class Idx>
+__global__ void PG_LAUNCH_BOUNDS(kOrderedThreads, 0) max_ordered_kernel(Block block) {
   extern __shared__ double max_ordered_smem[];
-  const Idx i = static_cast<Idx>(blockIdx.x) * kOrderedThreads + static_cast<Idx>(threadIdx.x);
-  if (i >= plane.planes) return;
-  plane.scan(i, OrderedSharedRing<A>{reinterpret_cast<A*>(max_ordered_smem) + threadIdx.x, kOrderedThreads});
+  const int t = threadIdx.x;
+  const auto f = block.frame(static_cast<Idx>(blockIdx.x), reinterpret_cast<unsigned char*>(max_ordered_smem));
+  block.run(f, [&](auto&& fn) {
+    fn(t);
+    __syncthreads();
+  });
 }
 
-template <class Plane>
-void run_max_ordered(const GpuExec& ex, const Plane& plane) {
-  using Idx = decltype(plane.planes);
-  using A = typename Plane::A;
-  const int64_t blocks = (static_cast<int64_t>(plane.planes) + kOrderedThreads - 1) / kOrderedThreads;
-  const size_t bytes = static_cast<size_t>(plane.rows * plane.row_positions) * sizeof(A) * kOrderedThreads;
+template <class Block>
+void run_max_ordered(const GpuExec& ex, const Block& block, size_t bytes) {
+  using Idx = decltype(block.planes);
+  const int64_t blocks = (static_cast<int64_t>(block.planes) + kOrderedThreads - 1) / kOrderedThreads;
 #if defined(__CUDACC__)
-  PG_HIP_CHECK(cudaFuncSetAttribute(max_ordered_kernel<Plane, Idx>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+  PG_HIP_CHECK(cudaFuncSetAttribute(max_ordered_kernel<Block, Idx>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
 #endif
-  max_ordered_kernel<Plane, Idx><<<static_cast<unsigned>(blocks), kOrderedThreads, bytes, ex.stream>>>(plane);
+  max_ordered_kernel<Block, Idx><<<static_cast<unsigned>(blocks), kOrderedThreads, bytes, ex.stream>>>(block);
   PG_LAUNCH_CHECK("max_ordered_kernel");
 }
 
@@ -272,41 +402,48 @@ void run_max_ordered(const GpuExec& ex, const Plane& plane) {
 struct MaxScatterOrdered : MaxVariant<MaxScatterOrdered> {
   static constexpr PoolTraits traits{
       .name = "max.scatter.ordered", .op = Op::max, .inputs = Inputs::dy_and_indices, .deterministic = true};
-  // Every window, layout, dtype, index format and type whose ring fits a thread's share of 64 KiB
-  // (supports()). Sizes for the fuzz: long enough along every axis that the ring wraps, strides
-  // past the window leave rows no window reaches, and 3D rings stay within the budget.
+  // 1D and 2D: every window, layout, dtype, index format and type whose block (32 rings and the
+  // staging buffers) fits 64 KiB of shared memory (supports()). 3D rings would hold whole D
+  // slices: 36 KB a plane on I3D's 28x28, which the gathers take instead. Sizes for the fuzz:
+  // long enough that rings wrap and steps end window rows mid-step.
   static Domain domain() {
     Domain d;
-    d.reach[0] = 3;
+    d.max_dims = 2;
     d.reach[1] = 9;
     d.reach[2] = 14;
     return d;
   }
 
   static Support supports(const Problem& p) {
-    if (ordered_ring_bytes(p) > kOrderedRingBytes)
-      return Support::no("window: a plane's ring of reach + 1 rows exceeds a thread's 2 KiB of shared memory");
+    if (p.dims == 3) return Support::no("dims: 3D (32 planes' rings of whole D slices do not fit shared memory)");
+    if (ordered_block_bytes(p) > kOrderedSmemBytes)
+      return Support::no("window: 32 planes' rings of the window's reach and stride exceed 64 KiB of shared memory");
     if (p.n * p.c >= (int64_t{1} << 31)) return Support::no("size: N * C planes must fit int32 (one GPU thread each)");
     return Support::yes();
   }
 
   template <class Exec>
   static void launch_with(const Exec& ex, const Problem& p, const BwdBuffers& b, IndexWidth width) {
-    if (ordered_ring_bytes(p) > kOrderedRingBytes) throw Error(std::string(traits.name) + ": no ring fits");
+    const size_t bytes = ordered_block_bytes(p);
+    if (bytes > kOrderedSmemBytes) throw Error(std::string(traits.name) + ": no ring fits");
     dispatch_max<false>(p, width, {b.dy, b.indices, b.dx}, [&]<class T, class Idx, int A0, int V>() {
       const OrderedRing r = ordered_ring(p);
-      MaxOrderedPlane<T, Idx, A0> plane;
-      plane.g = make_max_geom<Idx>(p, 1);
-      plane.ra = r.axis;
-      plane.rows = static_cast<Idx>(r.rows);
-      plane.row_positions = static_cast<Idx>(r.row_positions);
-      plane.s_mod_rows = static_cast<Idx>(p.stride[r.axis] % r.rows);
-      plane.planes = static_cast<Idx>(p.n * p.c);
-      plane.plain = p.index_format == IndexFormat::plane && p.dilation[0] == 1 && p.dilation[1] == 1 && p.dilation[2] == 1;
-      plane.dy = static_cast<const T*>(b.dy);
-      plane.indices = b.indices;
-      plane.dx = static_cast<T*>(b.dx);
-      if (plane.planes > 0) run_max_ordered(ex, plane);
+      MaxOrderedBlock<T, Idx, A0> block;
+      block.g = make_max_geom<Idx>(p, 1);
+      block.ra = r.axis;
+      block.rows = static_cast<Idx>(r.rows);
+      block.row_positions = static_cast<Idx>(r.row_positions);
+      block.row_windows = static_cast<Idx>(r.row_windows);
+      block.ends = static_cast<Idx>(r.ends);
+      block.s_mod_rows = static_cast<Idx>(p.stride[r.axis] % r.rows);
+      block.planes = static_cast<Idx>(p.n * p.c);
+      block.by_row = Divider<int32_t>(r.row_positions);
+      block.stride = p.layout == Layout::channels_last ? kOrderedThreads : kOrderedThreads + 1;
+      block.plain = p.index_format == IndexFormat::plane && p.dilation[0] == 1 && p.dilation[1] == 1 && p.dilation[2] == 1;
+      block.dy = static_cast<const T*>(b.dy);
+      block.indices = b.indices;
+      block.dx = static_cast<T*>(b.dx);
+      if (block.planes > 0) run_max_ordered(ex, block, bytes);
     });
   }
 };
