@@ -103,12 +103,14 @@ inline size_t ordered_block_bytes(const Problem& p) {
 
 // One block's 32 planes. Every thread (and the CPU backend's one driver) keeps the same walk:
 // where the windows are, which rows are written; only the rings and the planes differ.
-template <class T, class Idx, int A0>
+template <class T, class Idx, int A0, int kRa>
 struct MaxOrderedBlock {
   using A = accum_t<T>;
   static constexpr int P = kOrderedThreads, B = kOrderedBatch, kStage = kOrderedThreads + 1;
   MaxGeom<Idx> g;
-  int ra;             // the ring axis
+  // The ring axis, a template argument: with it known, every array of coordinates stays in
+  // registers (a runtime axis put them in local memory).
+  static constexpr int ra = kRa;
   Idx rows;           // ring rows
   Idx row_positions;  // input positions of a ring row
   Idx row_windows;    // windows of a window row
@@ -152,6 +154,7 @@ struct MaxOrderedBlock {
   PG_HD void advance(Walk& k) const {
     ++k.w;
     if (++k.in_row == row_windows) k.in_row = 0;
+#pragma unroll
     for (int a = kAxes - 1; a > ra; --a) {
       if (++k.o[a] < g.out[a]) return;
       k.o[a] = 0;
@@ -185,6 +188,7 @@ struct MaxOrderedBlock {
     Idx row = k.first_row + (q[ra] + g.pb[ra] - k.first);
     if (row >= rows) row -= rows;
     Idx inner = 0;
+#pragma unroll
     for (int a = ra + 1; a < kAxes; ++a) inner = inner * g.in[a] + q[a];
     return static_cast<int>(row * row_positions + inner);
   }
@@ -241,14 +245,35 @@ struct MaxOrderedBlock {
     }
   }
 
-  // Thread t adds the n staged windows of its plane into its ring, from walk k on.
+  // Thread t adds the n staged windows of its plane into its ring, from walk k on: first every
+  // window's slot (independent decodes, which overlap), then the adds in window order, a run of
+  // windows naming one slot summed in a register (the same adds in the same order).
   PG_HD void add(const Frame& f, int t, int buf, int n, Walk k) const {
     const Idx nc = f.plane0 + t;
-    for (int j = 0; j < n; ++j) {
-      const int slot = slot_of(f.named[(buf * B + j) * kStage + t], nc, k);
-      if (slot >= 0) f.ring[slot * stride + t] += f.grad[(buf * B + j) * kStage + t];
-      advance(k);
+    int slot[B];
+    A grad[B];
+#pragma unroll
+    for (int j = 0; j < B; ++j) {
+      slot[j] = -1;
+      grad[j] = f.grad[(buf * B + j) * kStage + t];
+      if (j < n) {
+        slot[j] = slot_of(f.named[(buf * B + j) * kStage + t], nc, k);
+        advance(k);
+      }
     }
+    int at = -1;
+    A acc = A(0);
+#pragma unroll
+    for (int j = 0; j < B; ++j) {
+      if (slot[j] < 0) continue;
+      if (slot[j] != at) {
+        if (at >= 0) f.ring[at * stride + t] = acc;
+        at = slot[j];
+        acc = f.ring[at * stride + t];
+      }
+      acc += grad[j];
+    }
+    if (at >= 0) f.ring[at * stride + t] = acc;
   }
 
   // Thread t's share of writing the padded ra rows [k.done, to) of the block's planes, each from
@@ -391,7 +416,10 @@ void run_max_ordered(const GpuExec& ex, const Block& block, size_t bytes) {
   using Idx = decltype(block.planes);
   const int64_t blocks = (static_cast<int64_t>(block.planes) + kOrderedThreads - 1) / kOrderedThreads;
 #if defined(__CUDACC__)
-  PG_HIP_CHECK(cudaFuncSetAttribute(max_ordered_kernel<Block, Idx>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+  // Always the budget, never this launch's bytes: cases launched at once from several host
+  // threads would otherwise lower the limit under each other's launches (invalid argument).
+  PG_HIP_CHECK(cudaFuncSetAttribute(max_ordered_kernel<Block, Idx>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    static_cast<int>(kOrderedSmemBytes)));
 #endif
   max_ordered_kernel<Block, Idx><<<static_cast<unsigned>(blocks), kOrderedThreads, bytes, ex.stream>>>(block);
   PG_LAUNCH_CHECK("max_ordered_kernel");
@@ -425,25 +453,26 @@ struct MaxScatterOrdered : MaxVariant<MaxScatterOrdered> {
   template <class Exec>
   static void launch_with(const Exec& ex, const Problem& p, const BwdBuffers& b, IndexWidth width) {
     const size_t bytes = ordered_block_bytes(p);
-    if (bytes > kOrderedSmemBytes) throw Error(std::string(traits.name) + ": no ring fits");
+    if (p.dims == 3 || bytes > kOrderedSmemBytes) throw Error(std::string(traits.name) + ": no ring fits");
     dispatch_max<false>(p, width, {b.dy, b.indices, b.dx}, [&]<class T, class Idx, int A0, int V>() {
       const OrderedRing r = ordered_ring(p);
-      MaxOrderedBlock<T, Idx, A0> block;
-      block.g = make_max_geom<Idx>(p, 1);
-      block.ra = r.axis;
-      block.rows = static_cast<Idx>(r.rows);
-      block.row_positions = static_cast<Idx>(r.row_positions);
-      block.row_windows = static_cast<Idx>(r.row_windows);
-      block.ends = static_cast<Idx>(r.ends);
-      block.s_mod_rows = static_cast<Idx>(p.stride[r.axis] % r.rows);
-      block.planes = static_cast<Idx>(p.n * p.c);
-      block.by_row = Divider<int32_t>(r.row_positions);
-      block.stride = p.layout == Layout::channels_last ? kOrderedThreads : kOrderedThreads + 1;
-      block.plain = p.index_format == IndexFormat::plane && p.dilation[0] == 1 && p.dilation[1] == 1 && p.dilation[2] == 1;
-      block.dy = static_cast<const T*>(b.dy);
-      block.indices = b.indices;
-      block.dx = static_cast<T*>(b.dx);
-      if (block.planes > 0) run_max_ordered(ex, block, bytes);
+      with_bit(r.axis == 2, [&]<int kW>() {
+        MaxOrderedBlock<T, Idx, A0, kW ? 2 : 1> block;
+        block.g = make_max_geom<Idx>(p, 1);
+        block.rows = static_cast<Idx>(r.rows);
+        block.row_positions = static_cast<Idx>(r.row_positions);
+        block.row_windows = static_cast<Idx>(r.row_windows);
+        block.ends = static_cast<Idx>(r.ends);
+        block.s_mod_rows = static_cast<Idx>(p.stride[r.axis] % r.rows);
+        block.planes = static_cast<Idx>(p.n * p.c);
+        block.by_row = Divider<int32_t>(r.row_positions);
+        block.stride = p.layout == Layout::channels_last ? kOrderedThreads : kOrderedThreads + 1;
+        block.plain = p.index_format == IndexFormat::plane && p.dilation[0] == 1 && p.dilation[1] == 1 && p.dilation[2] == 1;
+        block.dy = static_cast<const T*>(b.dy);
+        block.indices = b.indices;
+        block.dx = static_cast<T*>(b.dx);
+        if (block.planes > 0) run_max_ordered(ex, block, bytes);
+      });
     });
   }
 };
