@@ -285,7 +285,7 @@ TEST(MaxKernels, Int64PathMatchesOnSmallProblems) {
       "max.direct.recompute", "max.direct.rows",       "max.direct.stored", "max.gather.counted",
       "max.gather.recompute", "max.gather.rows",      "max.gather.stored",     "max.gather.stored.run", "max.gather.stream", "max.gather.taps",
       "max.gather.tiled",
-      "max.scatter.ordered", "max.scatter.recompute", "max.scatter.stored", "max.scatter.tiled"};
+      "max.scatter.recompute", "max.scatter.stored", "max.scatter.tiled"};
   ASSERT_EQ(names, expected) << "every max variant with an int64 path is listed";
   for (Problem p : {make(3, 2, 3, {5, 6, 7}, {3, 2, 3}, {2, 1, 2}, {1, 1, 1}, {1, 0, 1}),
                     make(2, 2, 4, {8, 6}, {2, 2}, {2, 2}, {0, 0}, {0, 0}),

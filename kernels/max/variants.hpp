@@ -17,7 +17,6 @@
 #include "kernels/max/max_gather_taps.hpp"
 #include "kernels/max/max_gather_tiled.hpp"
 #include "kernels/max/max_scatter.hpp"
-#include "kernels/max/max_scatter_ordered.hpp"
 #include "kernels/max/max_scatter_tiled.hpp"
 #include "kernels/register.hpp"
 
@@ -37,7 +36,6 @@ using MaxVariants = VariantList<MaxScatterStored,
                                 MaxGatherTaps,
                                 MaxGatherRows,
                                 MaxScatterTiled,
-                                MaxScatterOrdered,
                                 MaxScatterRecompute,
                                 MaxGatherRecompute,
                                 MaxDirectStored,
