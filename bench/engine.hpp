@@ -6,7 +6,9 @@
 // error: only correct variants get a time. The data and the oracle's answer are computed once
 // per row, on one sample, and repeated over the batch; the run is
 // prepared and verified once per benchmark, not on each of Google Benchmark's calls.
-// Timing: GPU events around a batch of back-to-back launches (UseManualTime), per launch.
+// Timing: GPU events around a batch of back-to-back launches (UseManualTime), per launch, the
+// batch replayed from a GPU graph or issued per batch (bench/timing.hpp; the report's context
+// says which, its `graph` counter which benchmarks were replayed).
 // Counters: GB/s on the variant's minimal bytes (every input read once, dx written once) and
 // that as % of a device-to-device copy measured at the start of the same run. Each run's label
 // is its problem line (to_string), so `poolgrad select` can class it without knowing the suite.

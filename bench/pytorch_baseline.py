@@ -15,7 +15,7 @@ import datetime
 import json
 
 import torch
-from torch_timing import time_ms
+from torch_timing import time_ms, timed
 
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16, "float64": torch.float64}
 
@@ -23,7 +23,7 @@ DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.
 def copy_ceiling_gbs(nbytes=4 << 30):
     src = torch.empty(nbytes, dtype=torch.uint8, device="cuda")
     dst = torch.empty_like(src)
-    ms = time_ms(lambda: dst.copy_(src), warmup=3, runs=20)
+    ms = time_ms(lambda: dst.copy_(src), warmup=3, runs=20, replay=False)
     return 2 * nbytes / (ms * 1e-3) / 1e9
 
 
@@ -41,7 +41,7 @@ def why_not_expressible(r):
     return None
 
 
-def measure(r):
+def measure(r, replay):
     """PyTorch's 1D pooling runs as 2D on (N, C, 1, L); this does the same."""
     dims = r["dims"]
     as2d = dims == 1
@@ -71,14 +71,17 @@ def measure(r):
         bwd = torch.ops.aten.avg_pool2d_backward if nd == 2 else torch.ops.aten.avg_pool3d_backward
         fn = lambda: bwd(dy, x, k, s, p, ceil, cip, override)
         nbytes = dy.numel() * dy.element_size() + x.numel() * x.element_size()
-    ms = time_ms(fn)
-    return ms, nbytes / (ms * 1e-3) / 1e9
+    ms, how = timed(fn, replay=replay)
+    return ms, nbytes / (ms * 1e-3) / 1e9, how
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", required=True, help="rows.json from `poolgrad bench --suite S --list --json`")
     ap.add_argument("--out", required=True)
+    ap.add_argument("--timing", choices=["replay", "batch"], default="replay",
+                    help="replay (default): calls captured in a CUDA graph and replayed, as poolgrad bench times; "
+                         "batch: events around each call")
     args = ap.parse_args()
     torch.backends.cudnn.benchmark = False
     rows_in = json.load(open(args.rows))
@@ -90,15 +93,16 @@ def main():
             skipped.append({"case": r["name"], "why": why})
             print(f"{r['name']:90s} skipped: {why}", flush=True)
             continue
-        ms, gbs = measure(r)
-        rows.append({"case": r["name"], "ms": ms, "gbs": gbs, "frac": gbs / copy})
-        print(f"{r['name']:90s} {ms:8.3f} ms {gbs:8.1f} GB/s {100 * gbs / copy:5.1f}%", flush=True)
+        ms, gbs, how = measure(r, args.timing == "replay")
+        rows.append({"case": r["name"], "ms": ms, "gbs": gbs, "frac": gbs / copy, "timing": how})
+        print(f"{r['name']:90s} {ms:8.3f} ms {gbs:8.1f} GB/s {100 * gbs / copy:5.1f}% ({how})", flush=True)
         torch.cuda.empty_cache()
     report = {
         "device": torch.cuda.get_device_name(0),
         "torch": torch.__version__,
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "command": f"python3 bench/pytorch_baseline.py --rows {args.rows} --out {args.out}",
+        "command": f"python3 bench/pytorch_baseline.py --rows {args.rows} --out {args.out} --timing {args.timing}",
+        "timing": args.timing,
         "copy_gbs": copy,
         "rows": rows,
         "skipped": skipped,

@@ -91,6 +91,14 @@ def main():
     out.append(f"Suite `{ctx.get('suite', 'baseline')}`, built from commit `{ctx.get('commit', 'unrecorded')}`.\n")
     out.append(f"Command: `{ctx['command']}`; PyTorch figures: `{torch.get('command', args.pytorch)}` "
                f"(PyTorch {torch.get('torch', '?')}, {torch.get('date', '?')}, {torch.get('device', '?')}).\n")
+    batch_timed = [n for v, n, b in bench_runs.runs(bench) if b.get("graph", 1) == 0 and v != "copy"]
+    out.append(f"Timing: poolgrad {ctx.get('timing', 'batch')} (bench/timing.hpp)"
+               + (f", {len(batch_timed)} benchmarks timed by batch as they could not be captured" if
+                  ctx.get('timing') == 'replay' and batch_timed else "")
+               + f"; PyTorch {torch.get('timing', 'batch')}"
+               + (f" ({sum(1 for r in torch['rows'] if r.get('timing', 'replay') != 'replay')} rows by batch)"
+                  if torch.get('timing') == 'replay' and any(r.get('timing') != 'replay' for r in torch['rows']) else "")
+               + ".\n")
     out.append(f"Copy ceiling (hipMemcpy device-to-device, read + write): **{ceiling:.0f} GB/s**; "
                f"PyTorch's own 4 GiB copy in its run: {torch['copy_gbs']:.0f} GB/s.\n")
     for row, e in copies:

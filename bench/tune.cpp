@@ -18,20 +18,16 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The median batch time per launch, over batches of about 1 ms (bench/timing.hpp) until
-// `min_time` seconds of batches and at least `repetitions` of them.
+// The median batch time per launch, over batches of about 1 ms (bench/timing.hpp, replayed as
+// poolgrad bench times) until `min_time` seconds of batches and at least `repetitions` of them.
 double time_run(Backend& b, PreparedRun& run, const TuneOptions& o, int* batches) {
-  run.launch();
-  b.synchronize();
-  const int reps = launches_per_batch(b, [&] { run.launch(); });
+  LaunchTimer t(b, [&] { run.launch(); }, timing_mode());
   std::vector<double> per_launch;
   double total_ms = 0;
   while (static_cast<int>(per_launch.size()) < o.repetitions || total_ms < o.min_time * 1e3) {
-    b.timer_start();
-    for (int r = 0; r < reps; ++r) run.launch();
-    const double ms = b.timer_stop_ms();
-    total_ms += ms;
-    per_launch.push_back(ms / reps);
+    const double ms = t.batch_ms();
+    total_ms += ms * t.reps();
+    per_launch.push_back(ms);
   }
   *batches = static_cast<int>(per_launch.size());
   std::sort(per_launch.begin(), per_launch.end());

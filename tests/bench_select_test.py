@@ -99,8 +99,12 @@ def main():
     check("[1/" in bench.stderr, "bench printed no progress line")
     doc = json.load(open(report))
     ctx = doc["context"]
-    for key in ["device", "date", "commit", "copy_ceiling_GBps", "command", "suite"]:
+    for key in ["device", "date", "commit", "copy_ceiling_GBps", "command", "suite", "timing"]:
         check(key in ctx, f"report context lacks {key}")
+    check(ctx.get("timing") == "replay", f"report timing is {ctx.get('timing')}, want the default replay")
+    # The CPU backend has no graphs: every benchmark says it was timed by batch.
+    check(all(b.get("graph") == 0 for b in doc["benchmarks"] if not b.get("error_occurred")),
+          "a CPU benchmark claims to be replayed from a graph")
     check(ctx.get("suite") == "networks", f"report suite is {ctx.get('suite')}")
     check(float(ctx.get("copy_ceiling_GBps", 0)) > 0, "copy ceiling not measured")
     timed_rows = set()

@@ -47,6 +47,15 @@
 #define hipDeviceGetAttribute cudaDeviceGetAttribute
 #define hipDeviceAttributeMultiprocessorCount cudaDevAttrMultiProcessorCount
 #define hipRuntimeGetVersion cudaRuntimeGetVersion
+#define hipGraph_t cudaGraph_t
+#define hipGraphExec_t cudaGraphExec_t
+#define hipStreamBeginCapture cudaStreamBeginCapture
+#define hipStreamEndCapture cudaStreamEndCapture
+#define hipStreamCaptureModeRelaxed cudaStreamCaptureModeRelaxed
+#define hipGraphInstantiateWithFlags cudaGraphInstantiateWithFlags
+#define hipGraphLaunch cudaGraphLaunch
+#define hipGraphExecDestroy cudaGraphExecDestroy
+#define hipGraphDestroy cudaGraphDestroy
 #else
 #define __host__
 #define __device__

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "bench/engine.hpp"
+#include "bench/timing.hpp"
 #include "bench/report_runs.hpp"
 #include "bench/tune.hpp"
 #include "src/harness/auto_variant.hpp"
@@ -161,6 +162,7 @@ int run(BenchCommandOptions& o, int argc, char** argv) {
   set_perfdb_file(o.perfdb);
   if (o.tune) check_perfdb_writable(current_perfdb_path());
   const BackendKind kind = o.backend == "gpu" ? BackendKind::gpu : BackendKind::cpu;
+  bench::timing_mode() = o.timing == "batch" ? bench::Timing::batch : bench::Timing::replay;
 
   std::string command;
   for (int i = 0; i < argc; ++i) {
@@ -241,6 +243,8 @@ void add_bench_command(CLI::App& app, BenchCommandOptions& o) {
   o.cmd->add_option("--contenders", o.contenders, "REPORT.json: per row, only the variants within --within of its fastest there, and auto's pick");
   o.cmd->add_option("--within", o.within, "with --contenders: the factor (default 1.25)");
   o.cmd->add_option("--repetitions", o.repetitions, "N: time each benchmark N times (poolgrad compare tests the change)");
+  o.cmd->add_option("--timing", o.timing, "replay (default: each batch of launches captured once as a GPU graph) or batch (launches issued again per batch, which includes the host's cost of issuing them)")
+      ->check(CLI::IsMember({"replay", "batch"}));
   o.cmd->add_option("--min-time", o.min_time, "seconds each benchmark runs at least (default 0.2)");
   o.cmd->add_option("--max-seconds", o.max_seconds, "S: benchmarks not started S seconds after the copy are skipped, named in the report");
   o.cmd->add_option("--out", o.out, "FILE.json: the report, Google Benchmark's JSON with the run's context");

@@ -91,6 +91,7 @@ struct BenchCommandOptions {
   CLI::App* cmd = nullptr;
   SizedProblemOptions problem;
   std::string backend = "gpu", suite, rows_file, variants_regex, variant, selection, perfdb, out, label = "custom";
+  std::string timing = "replay";  // bench/timing.hpp
   std::string contenders;  // REPORT.json: per row only the variants within `within` of its fastest there, and auto's pick
   double within = 1.25;
   double min_time = 0.2;

@@ -34,6 +34,7 @@ struct Cudnn {
   decltype(&cudnnGetVersion) GetVersion;
   decltype(&cudnnGetErrorString) GetErrorString;
   decltype(&cudnnCreate) Create;
+  decltype(&cudnnSetStream) SetStream;
   decltype(&cudnnCreateTensorDescriptor) CreateTensorDescriptor;
   decltype(&cudnnSetTensorNdDescriptor) SetTensorNdDescriptor;
   decltype(&cudnnDestroyTensorDescriptor) DestroyTensorDescriptor;
@@ -100,6 +101,7 @@ const Cudnn* cudnn(std::string* why) {
     sym(api->GetVersion, "cudnnGetVersion");
     sym(api->GetErrorString, "cudnnGetErrorString");
     sym(api->Create, "cudnnCreate");
+    sym(api->SetStream, "cudnnSetStream");
     sym(api->CreateTensorDescriptor, "cudnnCreateTensorDescriptor");
     sym(api->SetTensorNdDescriptor, "cudnnSetTensorNdDescriptor");
     sym(api->DestroyTensorDescriptor, "cudnnDestroyTensorDescriptor");
@@ -208,7 +210,7 @@ class Descriptors {
   cudnnPoolingDescriptor_t pool_ = nullptr;
 };
 
-void launch(const Problem& p, const BwdBuffers& b, cudnnPoolingMode_t mode) {
+void launch(Backend& be, const Problem& p, const BwdBuffers& b, cudnnPoolingMode_t mode) {
   if (p.n == 0) return;  // an empty batch: dx has no element (cuDNN refuses a dimension of 0)
   std::string why;
   const Cudnn* api = cudnn(&why);
@@ -221,6 +223,9 @@ void launch(const Problem& p, const BwdBuffers& b, cudnnPoolingMode_t mode) {
   const void* one = f64 ? static_cast<const void*>(&one_d) : &one_f;
   const void* zero = f64 ? static_cast<const void*>(&zero_d) : &zero_f;
   const cudnnHandle_t h = handle(*api);
+  // On the backend's own stream, as poolgrad's kernels launch: ordered with its uploads and reads,
+  // and captured with them into a graph when a benchmark times by replay (bench/timing.hpp).
+  check(*api, api->SetStream(h, static_cast<cudaStream_t>(be.gpu_stream())), "cudnnSetStream");
   if (mode == CUDNN_POOLING_MAX_DETERMINISTIC) {
     // cuDNN finds each window's maximum again from x and the forward's y, computed here into
     // the workspace.
@@ -266,7 +271,7 @@ Variant family_member(const char* name, Op op, cudnnPoolingMode_t mode) {
   v.workspace_bytes = [op](const Problem& p) {
     return op == Op::max ? static_cast<size_t>(p.out_elems()) * dtype_size(p.dtype) : size_t{0};
   };
-  v.launch_gpu = [mode](Backend&, const Problem& p, const BwdBuffers& b) { launch(p, b, mode); };
+  v.launch_gpu = [mode](Backend& be, const Problem& p, const BwdBuffers& b) { launch(be, p, b, mode); };
   return v;
 }
 

@@ -3,8 +3,8 @@
 //
 // Every backend object has its own stream, so the jobs of a fuzz campaign (one backend each)
 // feed the device side by side: nothing here waits for the whole device. The stream is a
-// blocking one: work a vendor library or a plugin enqueues on the device's default stream
-// (cuDNN, plugins' launch_gpu) is still ordered with it. Uploads go through pinned staging
+// blocking one: work a plugin enqueues on the device's default stream (plugins' launch_gpu) is
+// still ordered with it; cuDNN is handed this stream (cudnn_pool.cpp). Uploads go through pinned staging
 // and return at once; sentinel bands and poison are written and checked by kernels on the
 // device (fill, read_back) instead of crossing the bus.
 #include <algorithm>
@@ -15,6 +15,7 @@
 #include <unordered_map>
 
 #include "src/model/backend.hpp"
+#include "src/harness/graph_replay.hpp"
 #include "kernels/common/gpu_check.hpp"
 
 namespace pg {
@@ -329,6 +330,50 @@ int gpu_count(std::string* why_none) {
 }
 
 std::unique_ptr<Backend> make_gpu_backend(int device) { return std::make_unique<GpuBackend>(device); }
+
+std::unique_ptr<GraphReplay> GraphReplay::capture(Backend& b, const std::function<void()>& record, std::string* why) {
+  if (b.kind() != BackendKind::gpu) {
+    *why = "the " + b.name() + " backend has no graphs";
+    return nullptr;
+  }
+  const auto stream = static_cast<hipStream_t>(b.gpu_stream());
+  // Relaxed: a launch may still set a kernel attribute or query the device while captured.
+  PG_HIP_CHECK(hipStreamBeginCapture(stream, hipStreamCaptureModeRelaxed));
+  std::string failed;
+  try {
+    record();
+  } catch (const std::exception& e) {
+    failed = e.what();
+  }
+  hipGraph_t graph = nullptr;
+  const hipError_t ended = hipStreamEndCapture(stream, &graph);  // ends the capture whatever happened
+  if (failed.empty() && ended != hipSuccess) failed = std::string("hipStreamEndCapture: ") + hipGetErrorString(ended);
+  hipGraphExec_t exec = nullptr;
+  if (failed.empty()) {
+    const hipError_t made = hipGraphInstantiateWithFlags(&exec, graph, 0);
+    if (made != hipSuccess) failed = std::string("hipGraphInstantiateWithFlags: ") + hipGetErrorString(made);
+  }
+  if (!failed.empty()) {
+    if (graph) static_cast<void>(hipGraphDestroy(graph));
+    static_cast<void>(hipGetLastError());  // a refused capture leaves no sticky error; clear the last one
+    *why = failed.substr(0, failed.find('\n'));
+    return nullptr;
+  }
+  std::unique_ptr<GraphReplay> r(new GraphReplay);
+  r->stream_ = stream;
+  r->graph_ = graph;
+  r->exec_ = exec;
+  return r;
+}
+
+GraphReplay::~GraphReplay() {
+  static_cast<void>(hipGraphExecDestroy(static_cast<hipGraphExec_t>(exec_)));
+  static_cast<void>(hipGraphDestroy(static_cast<hipGraph_t>(graph_)));
+}
+
+void GraphReplay::launch() {
+  PG_HIP_CHECK(hipGraphLaunch(static_cast<hipGraphExec_t>(exec_), static_cast<hipStream_t>(stream_)));
+}
 
 #if defined(__HIP__)
 const char* gpu_runtime_name() { return "HIP"; }

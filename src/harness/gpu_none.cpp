@@ -3,6 +3,7 @@
 #include "src/harness/conv_registry.hpp"
 #include "src/harness/copy.hpp"
 #include "src/harness/fma_peak.hpp"
+#include "src/harness/graph_replay.hpp"
 #include "src/harness/registry.hpp"
 #include "kernels/exports.hpp"
 
@@ -18,6 +19,13 @@ std::unique_ptr<Backend> make_gpu_backend(int device) {
 }
 
 const char* gpu_runtime_name() { return "none"; }
+
+std::unique_ptr<GraphReplay> GraphReplay::capture(Backend& b, const std::function<void()>&, std::string* why) {
+  *why = "the " + b.name() + " backend has no graphs";
+  return nullptr;
+}
+GraphReplay::~GraphReplay() = default;
+void GraphReplay::launch() {}
 
 std::vector<Variant> gpu_max_variants() { return {}; }
 std::vector<Variant> gpu_avg_variants() { return {}; }
