@@ -83,14 +83,9 @@ class LaunchTimer {
   std::string why_not_replayed_;
 };
 
-// The counters every timed benchmark carries: launches per batch, and whether it was replayed
-// (0: timed by batch; with --timing replay, work that could not be captured, which stderr names).
-inline void timer_counters(benchmark::State& state, const LaunchTimer& t) {
-  state.counters["launches_per_batch"] = t.reps();
-  state.counters["graph"] = t.replayed() ? 1 : 0;
-}
-
-// Runs the benchmark loop; returns the summed per-launch milliseconds of all iterations.
+// Runs the benchmark loop; returns the summed per-launch milliseconds of all iterations. Counters:
+// launches per batch, and `graph`, 0 for a benchmark timed by batch (with --timing replay, work
+// that could not be captured, which stderr names).
 template <class Launch>
 double timed_loop(benchmark::State& state, Backend& b, const Launch& launch, Timing mode = timing_mode()) {
   LaunchTimer t(b, launch, mode);
@@ -102,7 +97,8 @@ double timed_loop(benchmark::State& state, Backend& b, const Launch& launch, Tim
     total += ms;
     state.SetIterationTime(ms * 1e-3);
   }
-  timer_counters(state, t);
+  state.counters["launches_per_batch"] = t.reps();
+  state.counters["graph"] = t.replayed() ? 1 : 0;
   return total;
 }
 
