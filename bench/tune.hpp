@@ -6,8 +6,8 @@
 // Each variant is verified through run_and_verify on the problem and the run it verified is the
 // one timed (as the benchmark engine does): GPU events around batches of back-to-back launches of
 // about 1 ms, each replayed from a GPU graph (bench/timing.hpp), until `min_time` seconds and at
-// least `repetitions` batches; the time is the median batch's, per launch. A vendor library's variant (cudnn.*) is timed beside the others as a
-// comparator and never recorded as the choice.
+// least `repetitions` batches; the time is the median batch's, per launch. A vendor library's
+// variant (cudnn.*) is timed beside the others as a comparator and never recorded as the choice.
 #pragma once
 
 #include <functional>
