@@ -20,7 +20,6 @@
 #include "kernels/avg/avg_gather_box3.hpp"
 #include "kernels/avg/avg_gather_columns.hpp"
 #include "kernels/avg/avg_gather_rows.hpp"
-#include "kernels/avg/avg_gather_slide.hpp"
 #include "kernels/avg/avg_gather_k3s2.hpp"
 #include "kernels/avg/avg_gather_planes.hpp"
 #include "kernels/avg/avg_geometry.hpp"
@@ -521,64 +520,6 @@ TEST(AvgKernels, FlatTakesEveryPath) {
   for (const Problem& p : outside) EXPECT_FALSE(runs(*flat, p)) << to_string(p);
 }
 
-TEST(AvgKernels, SlideTakesEveryPath) {
-  // avg.gather.slide (2D channels-first, stride 1): the unrolled 3 x 3 and the predicated walk of
-  // other kernels (2, 5, 8, unequal along H and W), no padding and padding on both edges, one
-  // divisor for every window and a divisor per window (window rows in the padding), columns cut
-  // into segments of rows, divisor_override; f32, bf16 and f64.
-  const Variant* slide = find_variant("avg.gather.slide");
-  ASSERT_NE(slide, nullptr);
-  struct Case {
-    int64_t h, w, kh, kw, ph, pw;
-  };
-  const Case cases[] = {
-      {7, 12, 3, 3, 1, 1},   // 3 x 3
-      {9, 4, 3, 3, 0, 0},    // 3 x 3 unpadded
-      {6, 11, 2, 2, 1, 1},   // kernel 2
-      {9, 16, 5, 5, 2, 2},   // kernel 5
-      {8, 10, 8, 8, 4, 4},   // kernel 8, every window row past an edge
-      {11, 7, 5, 2, 2, 0},   // unequal kernels
-      {40, 5, 3, 3, 1, 1},   // 40 rows: columns cut into segments
-  };
-  for (const Case& c : cases)
-    for (Divisor rule : {Divisor::include_pad, Divisor::full_kernel, Divisor::exclude_pad})
-      for (DType t : {DType::f32, DType::bf16, DType::f64}) {
-        Problem p = avg_problem(2, 3, {c.h, c.w}, 1, 1, 0, rule);
-        p.kernel[1] = c.kh, p.kernel[2] = c.kw;
-        p.pad_begin[1] = p.pad_end[1] = c.ph;
-        p.pad_begin[2] = p.pad_end[2] = c.pw;
-        p.dtype = t;
-        finalize(p);
-        EXPECT_TRUE(runs(*slide, p)) << to_string(p) << ": " << why(*slide, p);
-        verify_all(p, DataKind::real);
-      }
-  EXPECT_GT(slide_segment_rows(avg_problem(2, 3, {40, 5}, 3, 1, 1)), 0);
-  EXPECT_LT(slide_segment_rows(avg_problem(2, 3, {40, 5}, 3, 1, 1)), 40);
-  Problem overridden = avg_problem(2, 3, {7, 12}, 3, 1, 1);
-  overridden.has_divisor_override = true;
-  overridden.divisor_override = -7;
-  finalize(overridden);
-  EXPECT_TRUE(runs(*slide, overridden)) << why(*slide, overridden);
-  verify_all(overridden, DataKind::real);
-  // Outside: stride 2, a kernel of 10, 1D and 3D, channels-last.
-  Problem cl = avg_problem(2, 8, {7, 12}, 3, 1, 1);
-  cl.layout = Layout::channels_last;
-  finalize(cl);
-  Problem wide = avg_problem(2, 2, {12, 40}, 9, 1, 4);
-  wide.kernel[2] = 10;
-  wide.pad_begin[2] = wide.pad_end[2] = 5;
-  finalize(wide);
-  const Problem outside[] = {avg_problem(2, 3, {9, 13}, 3, 2, 1), wide, avg_problem(3, 2, {37}, 3, 1, 1),
-                             avg_problem(1, 2, {4, 5, 6}, 3, 1, 1), cl};
-  for (const Problem& p : outside) EXPECT_FALSE(runs(*slide, p)) << to_string(p);
-  // No position a tap of two windows (one window along each axis): one division a term, the bits
-  // of every other avg variant (verify_all's agreement is the oracle's; AvgVariants.
-  // AgreeBitwiseOnDisjointWindows compares the bits).
-  Problem one = avg_problem(2, 3, {3, 3}, 3, 1, 0, Divisor::exclude_pad);
-  EXPECT_TRUE(runs(*slide, one)) << why(*slide, one);
-  verify_all(one, DataKind::real);
-}
-
 TEST(AvgKernels, Box3Path) {
   // avg.gather.box3 (k3 s1 p1, channels-first): 2D and 3D, W of one and several packs, every
   // dtype and divisor convention.
@@ -715,7 +656,6 @@ TEST(AvgKernels, EveryVariantHonoursEveryDivisorRule) {
       avg_problem(2, 3, {7, 7}, 7, 7, 0),            // global pooling: broadcast.plane
       cl(avg_problem(2, 8, {5, 6}, 7, 7, 3)),        // one padded window per plane, channels-last
       avg_problem(2, 3, {40}, 3, 1, 1),              // a 1D row: rows
-      avg_problem(2, 3, {7, 12}, 3, 1, 1),           // 2D k3 s1 p1: slide
   };
   std::vector<std::string> taken;
   for (Problem p : cases)

@@ -40,10 +40,6 @@
 // across rows, and runs longer than a row, the lane walk of other W kernels, packs that cross rows, rows
 // shorter than a pack, the scalar path, parts whose windows all lie inside (one reciprocal) and
 // edge parts, reciprocal and divided terms, each divisor rule and divisor_override.
-// avg.gather.slide: the unrolled 3 x 3 and the predicated walk, one divisor for every window and
-// a divisor per window with window rows in the padding, columns cut into segments, window
-// columns past both edges, unequal kernels along H and W, several batches of window rows and a
-// partial last batch.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
@@ -60,7 +56,6 @@
 #include "kernels/avg/avg_gather_flat.hpp"
 #include "kernels/avg/avg_gather_planes.hpp"
 #include "kernels/avg/avg_gather_rows.hpp"
-#include "kernels/avg/avg_gather_slide.hpp"
 #include "kernels/avg/avg_gather_tiled.hpp"
 #include "kernels/max/max_direct.hpp"
 #include "kernels/max/max_direct_rows.hpp"
@@ -577,35 +572,6 @@ TEST(AvgGatherFlatReach, TheFuzzDrawsEveryPackStructure) {
   // shape of its list.
   const auto whole = seen.find("flat runs, a divisor per window, whole-kernel window rows");
   EXPECT_GE(whole == seen.end() ? 0 : whole->second, cases / 200) << "whole-kernel window rows in " << cases << " cases";
-}
-
-TEST(AvgGatherSlideReach, TheFuzzDrawsEveryColumnStructure) {
-  Seen seen;
-  int cases = 0;
-  for (const Problem& p : fuzz_draws(Op::avg, AvgGatherSlide::domain())) {
-    if (!AvgGatherSlide::supports(p).ok || p.n == 0) continue;
-    ++cases;
-    double divisor;
-    const bool uniform = avg_uniform_divisor(p, &divisor);
-    ++seen[p.kernel[1] == 3 && p.kernel[2] == 3 ? "unrolled 3 x 3" : "predicated walk"];
-    ++seen[uniform ? "one divisor" : "a divisor per window"];
-    if (!uniform && p.pad_begin[1] + p.pad_end[1] > 0) ++seen["per-window divisors, window rows in the padding"];
-    if (slide_segment_rows(p) < p.in[1]) ++seen["columns cut into segments"];
-    if (p.pad_begin[2] > 0 && p.pad_end[2] > 0) ++seen["window columns past both edges"];
-    if (p.kernel[1] != p.kernel[2]) ++seen["unequal kernels"];
-    // A segment's window rows load in batches of P (the first segment's count; a shorter last
-    // segment ends in a partial batch too).
-    const int batch = p.kernel[1] == 3 && p.kernel[2] == 3 ? AvgGatherSlideBody<float, int32_t, 3>::P
-                                                           : AvgGatherSlideBody<float, int32_t, 0>::P;
-    const int64_t rows = std::min(slide_segment_rows(p), p.in[1]) + p.kernel[1] - 1;
-    if (rows > batch) ++seen["several batches of window rows"];
-    if (rows % batch != 0) ++seen["a partial last batch of window rows"];
-  }
-  expect_reached(seen, cases,
-                 {"unrolled 3 x 3", "predicated walk", "one divisor", "a divisor per window",
-                  "per-window divisors, window rows in the padding", "columns cut into segments",
-                  "window columns past both edges", "unequal kernels", "several batches of window rows",
-                  "a partial last batch of window rows"});
 }
 
 }  // namespace

@@ -12,7 +12,6 @@
 #include "kernels/avg/avg_gather_k3s2.hpp"
 #include "kernels/avg/avg_gather_planes.hpp"
 #include "kernels/avg/avg_gather_rows.hpp"
-#include "kernels/avg/avg_gather_slide.hpp"
 #include "kernels/avg/avg_gather_stream.hpp"
 #include "kernels/avg/avg_gather_tiled.hpp"
 #include "kernels/avg/avg_scatter_atomic.hpp"
@@ -22,6 +21,6 @@ namespace pg {
 
 using AvgVariants = VariantList<AvgScatterAtomic, AvgGather, AvgGatherBox3, AvgDirect, AvgDirectExactCl, AvgDirectExactCf,
                                 AvgGatherTiled, AvgGatherK3S2, AvgGatherPlanes, AvgGatherStream, AvgBroadcastPlane,
-                                AvgGatherColumns, AvgGatherRows, AvgGatherFlat, AvgGatherSlide>;
+                                AvgGatherColumns, AvgGatherRows, AvgGatherFlat>;
 
 }  // namespace pg
