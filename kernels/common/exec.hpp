@@ -134,7 +134,7 @@ struct GpuExec {
   static GpuExec on_stream(void* stream) { return GpuExec{static_cast<hipStream_t>(stream)}; }
 
   // Idx = int32_t is faster address arithmetic; the caller picks it only when n and every
-  // offset the body computes fit (see fits_int32 in kernels/pool_geometry.hpp).
+  // offset the body computes fit (see fits_int32 in kernels/common/pool_geometry.hpp).
   template <class Idx = int64_t, int kMinBlocksPerSm = kNoLaunchBounds, class F>
   void for_each(int64_t n, const F& f) const {
     if (n <= 0) return;
