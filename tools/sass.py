@@ -114,7 +114,9 @@ def fetch_debian_nvdisasm():
         if not deb:
             fail(f"apt-get download left no {DEBIAN_PACKAGE} package")
         subprocess.run(["dpkg-deb", "-x", deb[0], os.path.join(tmp, "x")], check=True)
-        shutil.copy(os.path.join(tmp, "x", "usr", "bin", "nvdisasm"), target)
+        # Copied beside the target and renamed: an interrupted fetch leaves no partial binary.
+        shutil.copy(os.path.join(tmp, "x", "usr", "bin", "nvdisasm"), target + ".part")
+        os.replace(target + ".part", target)
     return target
 
 
