@@ -30,6 +30,8 @@ import subprocess
 import sys
 import tempfile
 
+from compare_cubins import demangled  # tools/: the kernel names c++filt gives
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CACHE = os.path.join(os.path.expanduser("~"), ".cache", "poolgrad", "nvdisasm-11.8")
 DEBIAN_PACKAGE = "nvidia-cuda-toolkit"
@@ -152,11 +154,6 @@ def disassemble(cubin, tmp):
     return run.stdout
 
 
-def demangle(names):
-    out = subprocess.run(["c++filt"], input="\n".join(names), capture_output=True, text=True, check=True).stdout
-    return dict(zip(names, out.splitlines()))
-
-
 def kernels(listing):
     """{mangled name: [(file, line, instruction text)]} of every kernel in an nvdisasm listing."""
     out, current, where = {}, None, (None, 0)
@@ -268,7 +265,7 @@ def main():
         open(source, "w").write(instantiation(variants))
         ptxas = compile_cubin(source, cubin, args.arch)
         found = kernels(disassemble(cubin, tmp))
-    names = demangle(list(found))
+    names = demangled(list(found))
     chosen = [k for k in found if keep.search(names[k])]
     if not chosen:
         fail(f"no kernel of {', '.join(args.variants)} matches --kernel {args.kernel!r}")
